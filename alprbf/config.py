@@ -1,0 +1,330 @@
+"""Experiment configuration: YAML -> frozen, validated objects.
+
+A config names one or more datasets, models and strategies (lists expand to a grid) and a
+cross-validation / active-learning protocol.  Every problem is reported as a one-line
+:class:`~alprbf.errors.UserError` naming the field and the valid choices.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .datasets import DATASETS, Preprocessing
+from .datasets.preprocessing import STANDARDIZE
+from .errors import UserError, did_you_mean
+from .models import MODELS
+from .registry import Registry, check_params
+from .strategies import STRATEGIES
+
+INITIAL_METHODS = ("random", "per_class", "density", "all")
+SCALES = ("smoke", "full")
+
+
+@dataclass(frozen=True)
+class Component:
+    """A registry name with its parameters; ``label`` names it in results (default: name)."""
+
+    name: str
+    params: dict[str, Any] = field(default_factory=dict)
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class DatasetSpec(Component):
+    preprocessing: Preprocessing = field(default_factory=Preprocessing)
+
+
+@dataclass(frozen=True)
+class Initial:
+    """Initial labeled set: ``method`` random | per_class | density | all, and its ``size``.
+
+    ``size`` is the total number of rows for ``random`` and ``density`` and the number per class
+    for ``per_class``; ``all`` labels the whole training part (plain supervised CV, budget 0).
+    """
+
+    method: str = "random"
+    size: int = 10
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """Cross-validation and active-learning protocol.
+
+    Parameters
+    ----------
+    folds : int
+        Number of cross-validation folds (>= 2); each fold is the test set once.
+    stratified : bool
+        Stratify the folds by class.
+    repetitions : int
+        Independent repetitions of the whole cross-validation with different fold splits.
+    seed : int
+        Root of every random draw (through ``numpy.random.SeedSequence``).
+    initial : Initial
+        How the initial labeled set is drawn from the training part of a fold.
+    budget : int
+        Number of label queries after the initial set (0 = no active learning).
+    batch_size : int
+        Labels queried per iteration.
+    evaluate_every : int
+        Evaluate the model every this many iterations (the first and last always are).
+    """
+
+    folds: int = 5
+    stratified: bool = True
+    repetitions: int = 1
+    seed: int = 0
+    initial: Initial = field(default_factory=Initial)
+    budget: int = 0
+    batch_size: int = 1
+    evaluate_every: int = 1
+
+    @property
+    def n_iterations(self) -> int:
+        """Number of query rounds."""
+        return -(-self.budget // self.batch_size)
+
+
+@dataclass(frozen=True)
+class Config:
+    name: str
+    datasets: tuple[DatasetSpec, ...]
+    models: tuple[Component, ...]
+    strategies: tuple[Component, ...]
+    protocol: Protocol
+    reference: str | None = None
+    scales: dict[str, dict[str, Any]] = field(default_factory=dict)
+    scale: str = "full"
+    source: str = ""
+
+    def with_scale(self, scale: str | None) -> Config:
+        """Apply the ``scales[scale]`` protocol overrides (``full`` or None: unchanged)."""
+        if scale is None or scale == self.scale:
+            return self
+        if scale not in SCALES and scale not in self.scales:
+            raise UserError(f"unknown scale '{scale}'{did_you_mean(scale, SCALES)}; valid scales: "
+                            + ", ".join(sorted(set(SCALES) | set(self.scales))))
+        overrides = self.scales.get(scale, {})
+        proto = _parse_protocol({**_protocol_dict(self.protocol), **overrides},
+                                f"scales.{scale}")
+        return replace(self, protocol=proto, scale=scale)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d.pop("source")
+        return d
+
+    def digest(self) -> str:
+        """Stable hash of everything that determines the results."""
+        blob = json.dumps(self.to_dict(), sort_keys=True, default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+# --------------------------------------------------------------------------- parsing helpers
+
+
+def _fail(where: str, msg: str) -> UserError:
+    return UserError(f"config field '{where}': {msg}")
+
+
+def _check_keys(d: dict, allowed: tuple[str, ...], where: str) -> None:
+    if not isinstance(d, dict):
+        raise _fail(where, f"expected a mapping, got {type(d).__name__}")
+    for k in d:
+        if k not in allowed:
+            path = f"{where}.{k}" if where else str(k)
+            raise UserError(f"unknown config field '{path}'{did_you_mean(str(k), allowed)}; "
+                            f"valid fields: {', '.join(allowed)}")
+
+
+def _int(value: Any, where: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _fail(where, f"expected an integer, got {value!r}")
+    if value < minimum:
+        raise _fail(where, f"must be >= {minimum}, got {value}")
+    return value
+
+
+def _bool(value: Any, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise _fail(where, f"expected true or false, got {value!r}")
+    return value
+
+
+def _choice(value: Any, choices: tuple[str, ...], where: str) -> str:
+    if value not in choices:
+        raise _fail(where, f"'{value}' is not valid{did_you_mean(str(value), choices)}; "
+                    f"valid choices: {', '.join(choices)}")
+    return value
+
+
+def _as_list(value: Any) -> list:
+    return list(value) if isinstance(value, list) else [value]
+
+
+def _component(raw: Any, kind: str, registry: Registry, where: str,
+               skip: tuple[str, ...]) -> tuple[str, dict, str, dict]:
+    extra_keys = ("preprocessing",) if kind == "dataset" else ()
+    if isinstance(raw, str):
+        raw = {"name": raw}
+    _check_keys(raw, ("name", "params", "label", *extra_keys), where)
+    name = raw.get("name")
+    if not isinstance(name, str):
+        raise _fail(f"{where}.name", f"expected a {kind} name; valid {kind}s: "
+                    + ", ".join(registry))
+    factory = registry[name]
+    params = raw.get("params") or {}
+    if not isinstance(params, dict):
+        raise _fail(f"{where}.params", f"expected a mapping, got {type(params).__name__}")
+    check_params(kind, name, factory, params, skip=skip)
+    label = raw.get("label") or ""
+    if not isinstance(label, str):
+        raise _fail(f"{where}.label", "expected a string")
+    return name, dict(params), label, {k: raw[k] for k in extra_keys if k in raw}
+
+
+def _unique_labels(items: list, kind: str) -> list:
+    """Default labels: the name, or name-<params hash> when one name occurs twice."""
+    names = [c.name for c in items]
+    out = []
+    for c in items:
+        label = c.label
+        if not label:
+            label = c.name
+            if names.count(c.name) > 1:
+                h = hashlib.sha256(json.dumps(c.params, sort_keys=True).encode()).hexdigest()
+                label = f"{c.name}-{h[:6]}"
+        out.append(replace(c, label=label))
+    labels = [c.label for c in out]
+    dup = {x for x in labels if labels.count(x) > 1}
+    if dup:
+        raise UserError(f"two {kind} entries share the label {sorted(dup)[0]!r}; give them "
+                        "distinct 'label' fields")
+    return out
+
+
+def _parse_preprocessing(raw: Any, where: str) -> Preprocessing:
+    if raw is None:
+        return Preprocessing()
+    allowed = tuple(f.name for f in fields(Preprocessing))
+    _check_keys(raw, allowed, where)
+    kw = dict(raw)
+    if "standardize" in kw:
+        _choice(kw["standardize"], STANDARDIZE, f"{where}.standardize")
+    try:
+        return Preprocessing(**kw)
+    except (TypeError, ValueError) as exc:
+        raise _fail(where, str(exc)) from None
+
+
+def _protocol_dict(p: Protocol) -> dict[str, Any]:
+    d = asdict(p)
+    return d
+
+
+def _parse_protocol(raw: Any, where: str = "protocol") -> Protocol:
+    raw = raw or {}
+    allowed = tuple(f.name for f in fields(Protocol))
+    _check_keys(raw, allowed, where)
+    kw: dict[str, Any] = {}
+    for key, minimum in (("folds", 2), ("repetitions", 1), ("seed", 0), ("budget", 0),
+                         ("batch_size", 1), ("evaluate_every", 1)):
+        if key in raw:
+            kw[key] = _int(raw[key], f"{where}.{key}", minimum)
+    if "stratified" in raw:
+        kw["stratified"] = _bool(raw["stratified"], f"{where}.stratified")
+    if "initial" in raw:
+        ini = raw["initial"]
+        if isinstance(ini, Initial):
+            ini = asdict(ini)
+        _check_keys(ini, ("method", "size"), f"{where}.initial")
+        method = _choice(ini.get("method", "random"), INITIAL_METHODS, f"{where}.initial.method")
+        size = _int(ini.get("size", 10), f"{where}.initial.size", 0 if method == "all" else 1)
+        kw["initial"] = Initial(method=method, size=size)
+    proto = Protocol(**kw)
+    if proto.initial.method == "all" and proto.budget > 0:
+        raise _fail(f"{where}.budget", "must be 0 when initial.method is 'all' (nothing is left "
+                    "to query)")
+    return proto
+
+
+TOP_KEYS = ("name", "dataset", "model", "strategy", "protocol", "reference", "scales")
+
+
+def parse_config(data: Any, source: str = "<dict>", base_dir: Path | None = None) -> Config:
+    """Validate a config mapping (as read from YAML) and build a :class:`Config`."""
+    if not isinstance(data, dict):
+        raise UserError(f"{source}: a config must be a YAML mapping with fields "
+                        + ", ".join(TOP_KEYS))
+    _check_keys(data, TOP_KEYS, "")
+    for req in ("name", "dataset", "model"):
+        if req not in data:
+            raise UserError(f"config field '{req}' is missing (required: name, dataset, model)")
+    name = data["name"]
+    if not isinstance(name, str) or not name.strip() or any(c in name for c in "/\\:"):
+        raise _fail("name", "expected a non-empty string without '/', '\\' or ':'")
+
+    datasets = []
+    for i, raw in enumerate(_as_list(data["dataset"])):
+        where = "dataset" if not isinstance(data["dataset"], list) else f"dataset[{i}]"
+        n, p, lab, extra = _component(raw, "dataset", DATASETS, where, skip=())
+        pre = _parse_preprocessing(extra.get("preprocessing"), f"{where}.preprocessing")
+        datasets.append(DatasetSpec(name=n, params=p, label=lab, preprocessing=pre))
+    models = []
+    for i, raw in enumerate(_as_list(data["model"])):
+        where = "model" if not isinstance(data["model"], list) else f"model[{i}]"
+        n, p, lab, _ = _component(raw, "model", MODELS, where, skip=("n_classes", "random_state"))
+        models.append(Component(name=n, params=p, label=lab))
+    strategies = []
+    for i, raw in enumerate(_as_list(data.get("strategy", "random"))):
+        where = "strategy" if not isinstance(data.get("strategy"), list) else f"strategy[{i}]"
+        n, p, lab, _ = _component(raw, "strategy", STRATEGIES, where, skip=())
+        strategies.append(Component(name=n, params=p, label=lab))
+
+    protocol = _parse_protocol(data.get("protocol"))
+    reference = data.get("reference")
+    if reference is not None:
+        if not isinstance(reference, str):
+            raise _fail("reference", "expected a file path")
+        ref_path = (base_dir or Path.cwd()) / reference
+        if not ref_path.is_file():
+            raise _fail("reference", f"file not found: {ref_path}")
+        reference = str(ref_path.resolve())
+    scales = data.get("scales") or {}
+    if not isinstance(scales, dict):
+        raise _fail("scales", "expected a mapping from scale name to protocol overrides")
+    for s, over in scales.items():
+        _parse_protocol({**_protocol_dict(protocol), **(over or {})}, f"scales.{s}")
+    cfg = Config(
+        name=name,
+        datasets=tuple(_unique_labels(datasets, "dataset")),
+        models=tuple(_unique_labels(models, "model")),
+        strategies=tuple(_unique_labels(strategies, "strategy")),
+        protocol=protocol,
+        reference=reference,
+        scales={str(k): dict(v or {}) for k, v in scales.items()},
+        source=source,
+    )
+    return cfg
+
+
+def load_config(path: str | Path, scale: str | None = None) -> Config:
+    """Read, validate and (optionally) scale a YAML config file."""
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"config file not found: {path}")
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark else ""
+        raise UserError(f"{path}:{where} is not valid YAML "
+                        f"({getattr(exc, 'problem', None) or exc})") from None
+    cfg = parse_config(data, source=str(path), base_dir=path.parent)
+    return cfg.with_scale(scale)

@@ -1,0 +1,7 @@
+"""Data sets: the registry, loaders and preprocessing."""
+
+from . import bundled, files, synthetic  # noqa: F401  (register loaders)
+from ._base import DATASETS, Dataset, DatasetLoader, make_dataset
+from .preprocessing import Preprocessing
+
+__all__ = ["DATASETS", "Dataset", "DatasetLoader", "Preprocessing", "make_dataset"]

@@ -1,0 +1,91 @@
+"""A user's own tabular data: a CSV or Parquet file with a target column."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..errors import UserError
+from ._base import DATASETS, Dataset, DatasetLoader, make_dataset
+from .fetch import sha256_file
+
+
+@DATASETS.register("file")
+class FileDataset(DatasetLoader):
+    """Any CSV or Parquet file, given the name of its target column.
+
+    Parameters
+    ----------
+    path : str
+        A ``.csv``, ``.tsv``, ``.parquet`` or ``.pq`` file (relative paths resolve against the
+        current directory).
+    target : str
+        Name of the class column.
+    categorical : list of str, default=()
+        Columns holding categorical attributes; they are integer-coded in sorted order and
+        flagged in ``Dataset.categorical``.
+    drop : list of str, default=()
+        Columns to ignore (identifiers, free text).
+    missing : {"drop", "error"}, default="drop"
+        Rows with a missing value are dropped (and counted in the loader's log), or refused.
+    sep : str or None, default=None
+        CSV separator; None lets pandas sniff it.
+    """
+
+    source = "file"
+    description = "your own CSV or Parquet file (params: path, target, categorical, drop)"
+
+    def __init__(self, path: str = "", target: str = "", categorical: list[str] = (),
+                 drop: list[str] = (), missing: str = "drop", sep: str | None = None) -> None:
+        self.path = path
+        self.target = target
+        self.categorical = list(categorical)
+        self.drop = list(drop)
+        self.missing = missing
+        self.sep = sep
+
+    def load(self, seed=None) -> Dataset:
+        path = Path(self.path)
+        if not self.path or not self.target:
+            raise UserError("dataset 'file' needs params 'path' and 'target'")
+        if not path.is_file():
+            raise UserError(f"dataset file not found: {path.resolve()}")
+        if self.missing not in ("drop", "error"):
+            raise UserError(f"dataset 'file': missing must be 'drop' or 'error', got '{self.missing}'")
+        suffix = path.suffix.lower()
+        try:
+            if suffix in (".parquet", ".pq"):
+                df = pd.read_parquet(path)
+            elif suffix in (".csv", ".tsv", ".txt"):
+                sep = self.sep if self.sep is not None else ("\t" if suffix == ".tsv" else None)
+                df = pd.read_csv(path, sep=sep, engine="python")
+            else:
+                raise UserError(f"dataset file {path}: unsupported type '{suffix}'; "
+                                "use .csv, .tsv, .parquet or .pq")
+        except UserError:
+            raise
+        except Exception as exc:  # parser errors from pandas/pyarrow
+            raise UserError(f"cannot read dataset file {path}: {exc}".splitlines()[0]) from None
+        for col in [self.target, *self.categorical, *self.drop]:
+            if col not in df.columns:
+                raise UserError(f"dataset file {path}: no column '{col}'; columns: "
+                                + ", ".join(map(str, df.columns)))
+        df = df.drop(columns=self.drop)
+        if df.isna().any().any():
+            if self.missing == "error":
+                raise UserError(f"dataset file {path} has missing values (set missing: drop)")
+            df = df.dropna()
+        y = df.pop(self.target).astype(str).to_numpy()
+        cat = np.array([c in self.categorical for c in df.columns])
+        for c in self.categorical:
+            df[c] = pd.Categorical(df[c].astype(str)).codes
+        try:
+            X = df.to_numpy(dtype=np.float64)
+        except (TypeError, ValueError):
+            bad = [c for c in df.columns if not pd.api.types.is_numeric_dtype(df[c])]
+            raise UserError(f"dataset file {path}: non-numeric columns {bad}; list them under "
+                            "'categorical' or 'drop'") from None
+        return make_dataset(path.stem, X, y, feature_names=list(df.columns), categorical=cat,
+                            source="file", sha256={path.name: sha256_file(path)})

@@ -1,0 +1,6 @@
+"""Models: the learner contract, the registry and the registered models."""
+
+from . import sklearn_models  # noqa: F401  (registers the sklearn baselines)
+from .base import MODELS, Learner, SklearnLearner, labeled_mask
+
+__all__ = ["MODELS", "Learner", "SklearnLearner", "labeled_mask"]

@@ -1,0 +1,119 @@
+"""What the active-learning loop needs from a model, and an adapter for sklearn classifiers.
+
+A *learner* is created once per task as ``MODELS[name](n_classes=K, random_state=seed, **params)``
+and then, at every iteration, receives ``fit(X, y)`` where ``X`` is the whole training part of the
+fold (labeled and pool rows) and ``y`` is float with ``nan`` for unlabeled rows and class codes
+``0 .. K-1`` elsewhere.  Supervised learners use the labeled rows only; semi-supervised ones use
+all of them; learners that carry state from one iteration to the next (warm start) may do so,
+because the same object is fitted again after each query.
+
+``predict_proba(X)`` must return shape ``(n, K)`` over *all* ``K`` classes, even the ones with no
+label yet.  ``model_size()`` returns the number of components / support vectors, or None.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from sklearn.base import clone
+
+from ..registry import Registry
+
+
+def labeled_mask(y: np.ndarray) -> np.ndarray:
+    """True where ``y`` holds a label (not nan)."""
+    return ~np.isnan(np.asarray(y, dtype=float))
+
+
+class Learner:
+    """Base class of registered models (see the module docstring for the contract)."""
+
+    semi_supervised: bool = False
+
+    def __init__(self, n_classes: int, random_state: int | None = None) -> None:
+        self.n_classes = n_classes
+        self.random_state = random_state
+
+    def fit(self, X: np.ndarray, y: np.ndarray) -> Learner:
+        raise NotImplementedError
+
+    def predict_proba(self, X: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def predict_log_proba(self, X: np.ndarray) -> np.ndarray:
+        """Log posteriors; subclasses with log-space models should override for accuracy."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        return np.argmax(self.predict_log_proba(X), axis=1)
+
+    def model_size(self) -> int | None:
+        return None
+
+
+class SklearnLearner(Learner):
+    """Any sklearn classifier with ``predict_proba``, trained on the labeled rows only.
+
+    While fewer than two classes are labeled, the learner predicts the labeled class (or the
+    uniform distribution with no label at all): sklearn classifiers refuse one-class data.
+
+    Parameters
+    ----------
+    estimator : sklearn classifier
+        Cloned before every fit.
+    n_classes : int
+    random_state : int or None
+        Set on the estimator when it has a ``random_state`` parameter.
+    """
+
+    def __init__(self, estimator, n_classes: int, random_state: int | None = None) -> None:
+        super().__init__(n_classes, random_state)
+        self.estimator = estimator
+
+    def fit(self, X, y):
+        mask = labeled_mask(y)
+        Xl, yl = X[mask], np.asarray(y)[mask].astype(np.int64)
+        self.present_ = np.unique(yl)
+        if len(self.present_) < 2:
+            self.estimator_ = None
+            return self
+        est = clone(self.estimator)
+        if "random_state" in est.get_params():
+            est.set_params(random_state=self.random_state)
+        self.estimator_ = est.fit(Xl, yl)
+        return self
+
+    def predict_proba(self, X):
+        out = np.zeros((X.shape[0], self.n_classes))
+        if self.estimator_ is None:
+            if len(self.present_):
+                out[:, self.present_[0]] = 1.0
+            else:
+                out[:] = 1.0 / self.n_classes
+            return out
+        out[:, self.estimator_.classes_] = self.estimator_.predict_proba(X)
+        return out
+
+    def model_size(self):
+        est = self.estimator_
+        if est is not None and hasattr(est, "n_support_"):
+            return int(np.sum(est.n_support_))
+        return None
+
+
+def sklearn_learner(make_estimator, doc: str) -> type[SklearnLearner]:
+    """Make a registrable learner class whose parameters are the estimator's own."""
+
+    class _Learner(SklearnLearner):
+        def __init__(self, n_classes: int, random_state: int | None = None, **params: Any):
+            super().__init__(make_estimator(**params), n_classes, random_state)
+            self.params = params
+
+    _Learner.__doc__ = doc
+    _Learner.params_from = staticmethod(make_estimator)
+    return _Learner
+
+
+MODELS: Registry[type[Learner]] = Registry("model")

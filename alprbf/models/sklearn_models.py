@@ -1,0 +1,34 @@
+"""Registered sklearn baselines: SVC, logistic regression, Gaussian naive Bayes, random forest."""
+
+from __future__ import annotations
+
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.linear_model import LogisticRegression
+from sklearn.naive_bayes import GaussianNB
+from sklearn.svm import SVC
+
+from .base import MODELS, sklearn_learner
+
+
+def _svc(C: float = 1.0, gamma: float | str = "scale", kernel: str = "rbf", tol: float = 1e-3):
+    return SVC(C=C, gamma=gamma, kernel=kernel, tol=tol, probability=True)
+
+
+def _logreg(C: float = 1.0, max_iter: int = 1000):
+    return LogisticRegression(C=C, max_iter=max_iter)
+
+
+def _gnb(var_smoothing: float = 1e-9):
+    return GaussianNB(var_smoothing=var_smoothing)
+
+
+def _rf(n_estimators: int = 200, max_depth: int | None = None, min_samples_leaf: int = 1):
+    return RandomForestClassifier(n_estimators=n_estimators, max_depth=max_depth,
+                                  min_samples_leaf=min_samples_leaf, n_jobs=1)
+
+
+MODELS.add("svc", sklearn_learner(_svc, "RBF-kernel SVM with Platt-scaled probabilities "
+                                  "(sklearn SVC, one-vs-one)."))
+MODELS.add("logistic_regression", sklearn_learner(_logreg, "Multinomial logistic regression."))
+MODELS.add("gaussian_nb", sklearn_learner(_gnb, "Gaussian naive Bayes."))
+MODELS.add("random_forest", sklearn_learner(_rf, "Random forest (a strong modern baseline)."))

@@ -1,0 +1,6 @@
+"""Query strategies and their registry."""
+
+from . import basic  # noqa: F401  (registers the strategies)
+from .base import STRATEGIES, QueryStrategy, select_top
+
+__all__ = ["STRATEGIES", "QueryStrategy", "select_top"]

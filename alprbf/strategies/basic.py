@@ -1,0 +1,52 @@
+"""Model-agnostic strategies: random sampling, uncertainty sampling, posterior ratio."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import UserError, did_you_mean
+from . import scores
+from .base import STRATEGIES, QueryStrategy
+
+
+@STRATEGIES.register("random")
+class RandomSampling(QueryStrategy):
+    """Uniformly random pool rows (passive learning baseline)."""
+
+    def score(self, X_pool, model):
+        return np.zeros(len(X_pool))  # all tied: select_top draws uniformly
+
+
+UNCERTAINTY_MEASURES = {
+    "least_confident": scores.least_confident,
+    "margin": scores.margin,
+    "entropy": scores.entropy,
+}
+
+
+@STRATEGIES.register("uncertainty")
+class UncertaintySampling(QueryStrategy):
+    """Uncertainty sampling (US).
+
+    Parameters
+    ----------
+    measure : {"least_confident", "margin", "entropy"}, default="margin"
+    """
+
+    def __init__(self, measure: str = "margin") -> None:
+        if measure not in UNCERTAINTY_MEASURES:
+            raise UserError(f"strategy 'uncertainty': unknown measure '{measure}'"
+                            f"{did_you_mean(measure, UNCERTAINTY_MEASURES)}; valid measures: "
+                            + ", ".join(UNCERTAINTY_MEASURES))
+        self.measure = measure
+
+    def score(self, X_pool, model):
+        return UNCERTAINTY_MEASURES[self.measure](model.predict_proba(X_pool))
+
+
+@STRATEGIES.register("posterior_ratio")
+class PosteriorRatio(QueryStrategy):
+    """Smallest ratio of the two largest class posteriors (seed 000, eqs 38-39), in log space."""
+
+    def score(self, X_pool, model):
+        return -scores.log_posterior_ratio(model.predict_log_proba(X_pool))
