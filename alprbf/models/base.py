@@ -96,6 +96,12 @@ class SklearnLearner(Learner):
         out[:, self.estimator_.classes_] = self.estimator_.predict_proba(X)
         return out
 
+    def predict(self, X):
+        """The estimator's own decision (for SVC this is the decision function, not Platt)."""
+        if self.estimator_ is None:
+            return np.argmax(self.predict_proba(X), axis=1)
+        return self.estimator_.predict(X)
+
     def model_size(self):
         est = self.estimator_
         if est is not None and hasattr(est, "n_support_"):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.naive_bayes import GaussianNB
@@ -10,8 +12,24 @@ from sklearn.svm import SVC
 from .base import MODELS, sklearn_learner
 
 
+class _PlattSVC(SVC):
+    """SVC with Platt-scaled probabilities.
+
+    scikit-learn 1.9 deprecates ``probability=True`` in favour of ``CalibratedClassifierCV``, whose
+    internal cross-validation cannot run on the handful of labels an active learner starts with;
+    we keep libsvm's built-in Platt scaling and silence the deprecation notice.
+    """
+
+    def fit(self, X, y, sample_weight=None):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            return super().fit(X, y, sample_weight)
+
+
 def _svc(C: float = 1.0, gamma: float | str = "scale", kernel: str = "rbf", tol: float = 1e-3):
-    return SVC(C=C, gamma=gamma, kernel=kernel, tol=tol, probability=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        return _PlattSVC(C=C, gamma=gamma, kernel=kernel, tol=tol, probability=True)
 
 
 def _logreg(C: float = 1.0, max_iter: int = 1000):

@@ -1,0 +1,171 @@
+"""The ``alprbf`` command line: thin commands over library functions."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from .errors import UserError, did_you_mean
+
+app = typer.Typer(no_args_is_help=True, add_completion=False,
+                  help="Reproducible pool-based active-learning benchmarks for PRBF networks.",
+                  pretty_exceptions_enable=False)
+
+
+def user_errors(fn):
+    """Turn a UserError into one line on stderr and exit code 2 (no traceback)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except UserError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from None
+
+    return wrapper
+
+
+def _check_choice(value: str | None, choices: tuple[str, ...], option: str) -> None:
+    if value is not None and value not in choices:
+        raise UserError(f"{option} '{value}' is not valid{did_you_mean(value, choices)}; valid: "
+                        + ", ".join(choices))
+
+
+@app.command()
+@user_errors
+def run(
+    config: Annotated[Path, typer.Argument(help="Experiment YAML file.")],
+    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Parallel workers.")] = 1,
+    backend: Annotated[str, typer.Option(help="loky (local processes) or dask.")] = "loky",
+    scheduler: Annotated[str | None, typer.Option(
+        help="Dask scheduler address (tcp://host:8786); default: start a LocalCluster.")] = None,
+    out: Annotated[Path | None, typer.Option(help="Results directory.")] = None,
+    force: Annotated[bool, typer.Option(help="Discard finished tasks and run all again.")] = False,
+    scale: Annotated[str, typer.Option(help="smoke or full (or a scale the config defines).")]
+    = "full",
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+) -> None:
+    """Run (or resume) an experiment and write one Parquet file per task."""
+    from .config import load_config
+    from .runner import BACKENDS, run_experiment
+
+    _check_choice(backend, BACKENDS, "--backend")
+    cfg = load_config(config, scale=scale)
+    try:
+        summary = run_experiment(cfg, out, jobs=jobs, backend=backend, scheduler=scheduler,
+                                 force=force, progress=not quiet)
+    except KeyboardInterrupt:
+        typer.echo("interrupted: finished tasks are saved; run the same command again to resume",
+                   err=True)
+        raise typer.Exit(130) from None
+    typer.echo(f"{summary.n_done} tasks run, {summary.n_skipped} already done, "
+               f"{summary.seconds:.1f} s -> {summary.out_dir}")
+
+
+@app.command()
+@user_errors
+def report(
+    results: Annotated[Path, typer.Argument(help="Results directory (searched recursively).")],
+    baseline: Annotated[str | None, typer.Option(
+        help="Method for AULC/DUR, e.g. 'svc / uncertainty'.")] = None,
+    out: Annotated[Path | None, typer.Option(help="Report directory.")] = None,
+    format: Annotated[str, typer.Option("--format", help="Comma-separated: md,csv,tex.")]
+    = "md,csv,tex",
+    alpha: Annotated[float, typer.Option(help="Significance level for Nemenyi/CD.")] = 0.10,
+    q_alpha: Annotated[float | None, typer.Option(
+        help="Override the Nemenyi critical value q_alpha.")] = None,
+) -> None:
+    """Tables and plots from the Parquet results (never re-runs anything)."""
+    from .report import build_report
+
+    formats = tuple(f.strip() for f in format.split(",") if f.strip())
+    for f in formats:
+        _check_choice(f, ("md", "csv", "tex"), "--format")
+    if not results.is_dir():
+        raise UserError(f"results directory not found: {results}")
+    written = build_report(results, out_dir=out, baseline=baseline, formats=formats,
+                           alpha=alpha, q_alpha=q_alpha)
+    for p in written:
+        typer.echo(str(p))
+
+
+LIST_KINDS = ("datasets", "models", "strategies")
+
+
+@app.command("list")
+@user_errors
+def list_(kind: Annotated[str | None, typer.Argument(help="datasets, models or strategies.")]
+          = None) -> None:
+    """Registered names and their parameters."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from .datasets import DATASETS
+    from .models import MODELS
+    from .registry import parameters_of
+    from .strategies import STRATEGIES
+
+    _check_choice(kind, LIST_KINDS, "kind")
+    regs = {"datasets": DATASETS, "models": MODELS, "strategies": STRATEGIES}
+    console = Console()
+    for name in [kind] if kind else LIST_KINDS:
+        table = Table(title=name, show_lines=False)
+        table.add_column("name", style="bold")
+        table.add_column("parameters (default)")
+        table.add_column("description")
+        for key in regs[name]:
+            obj = regs[name][key]
+            params = parameters_of(obj, skip=("n_classes", "random_state"))
+            ps = ", ".join(f"{k}={v!r}" for k, v in params.items())
+            doc = (getattr(obj, "description", "") or (obj.__doc__ or "").strip().split("\n")[0])
+            table.add_row(key, ps, doc)
+        console.print(table)
+
+
+@app.command()
+@user_errors
+def validate(
+    config: Annotated[Path, typer.Argument(help="Experiment YAML file.")],
+    scale: Annotated[str, typer.Option(help="smoke or full.")] = "full",
+) -> None:
+    """Check a config (names, parameters, data, budgets) without running it."""
+    from .config import load_config
+    from .runner import load_datasets, plan
+    from .runner import validate as check
+
+    cfg = load_config(config, scale=scale)
+    datasets = load_datasets(cfg)
+    check(cfg, datasets)
+    tasks = plan(cfg)
+    p = cfg.protocol
+    typer.echo(f"{config}: ok ({len(cfg.datasets)} datasets x {len(cfg.models)} models x "
+               f"{len(cfg.strategies)} strategies x {p.repetitions} repetitions x {p.folds} "
+               f"folds = {len(tasks)} tasks, {p.budget} queries each)")
+
+
+def _mount_subapps() -> None:
+    try:
+        from .cli_datasets import datasets_app
+    except ImportError:  # the datasets CLI is optional while it is being built
+        return
+    app.add_typer(datasets_app, name="datasets", help="List, fetch and verify data sets.")
+
+
+_mount_subapps()
+
+
+def main() -> None:
+    try:
+        app()
+    except UserError as exc:  # errors raised while Typer parses (e.g. in callbacks)
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()
