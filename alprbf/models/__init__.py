@@ -1,6 +1,7 @@
 """Models: the learner contract, the registry and the registered models."""
 
 from . import sklearn_models  # noqa: F401  (registers the sklearn baselines)
+from . import svm_tuned  # noqa: F401
 from .base import MODELS, Learner, SklearnLearner, labeled_mask
 
 __all__ = ["MODELS", "Learner", "SklearnLearner", "labeled_mask"]
