@@ -81,13 +81,13 @@ def report(
         help="Override the Nemenyi critical value q_alpha.")] = None,
 ) -> None:
     """Tables and plots from the Parquet results (never re-runs anything)."""
-    from .report import build_report
-
     formats = tuple(f.strip() for f in format.split(",") if f.strip())
     for f in formats:
         _check_choice(f, ("md", "csv", "tex"), "--format")
     if not results.is_dir():
         raise UserError(f"results directory not found: {results}")
+    from .report import build_report
+
     written = build_report(results, out_dir=out, baseline=baseline, formats=formats,
                            alpha=alpha, q_alpha=q_alpha)
     for p in written:

@@ -118,7 +118,7 @@ def seed_int_from_rng(rng: np.random.Generator) -> int:
 def _log_gauss_full(X, means, prec_chol):
     n, d = X.shape
     out = np.empty((n, len(means)))
-    for j, (mu, U) in enumerate(zip(means, prec_chol)):
+    for j, (mu, U) in enumerate(zip(means, prec_chol, strict=True)):
         z = (X - mu) @ U
         out[:, j] = np.sum(np.log(np.diag(U))) - 0.5 * (d * np.log(2 * np.pi) + np.sum(z * z, 1))
     return out

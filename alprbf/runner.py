@@ -2,7 +2,7 @@
 
 Results layout (``out`` defaults to ``results/<name>``, or ``results/<name>-<scale>``)::
 
-    out/run.json               config, its digest, package versions, git commit, data checksums, seeds
+    out/run.json               config, digest, versions, git commit, data checksums, seeds
     out/reference.csv          copy of the config's reference file (published numbers), if any
     out/tasks/<task_id>.parquet
 
@@ -239,7 +239,8 @@ def run_experiment(cfg: Config, out: str | Path | None = None, *, jobs: int = 1,
         prev = json.loads(old.read_text()).get("config_digest")
         if prev != cfg.digest():
             raise UserError(f"{out} holds results of a different config (digest {prev} != "
-                            f"{cfg.digest()}); use --force to overwrite or --out for a new directory")
+                            f"{cfg.digest()}); use --force to overwrite or --out for a new "
+                            "directory")
     if force and tasks_dir.exists():
         for f in tasks_dir.glob("*.parquet"):
             f.unlink()
@@ -273,8 +274,14 @@ class _Progress:
 
     def __enter__(self):
         if self.enabled:
-            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                                       TimeElapsedColumn, TimeRemainingColumn)
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
             self.p = Progress(TextColumn("{task.description:>8}"), BarColumn(),
                               MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("eta"),
                               TimeRemainingColumn())

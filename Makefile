@@ -1,0 +1,55 @@
+# alprbf: set-up, demo, tests and the papers' tables.
+#   make demo            fresh venv + install + run configs/quickstart.yaml + report
+#   make test            fresh venv + test extras + the test suite
+#   make table-000 SCALE=smoke|full   (likewise table-001, table-002)
+
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+JOBS   ?= 2
+SCALE  ?= full
+export ALPRBF_DATA_MIRROR ?= $(abspath ../shared/datasets)
+
+.PHONY: help install demo test lint bench tables table-000 table-001 table-002 clean
+
+help:  ## list the targets
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed: $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet -e ".[dask,test,bench,dev]"
+	@touch $@
+
+install: $(VENV)/.installed  ## create .venv and install alprbf with all extras
+
+demo: install  ## run the quickstart experiment end to end and write its report
+	$(BIN)/alprbf run configs/quickstart.yaml --jobs $(JOBS)
+	$(BIN)/alprbf report results/quickstart --baseline "logistic_regression / random"
+
+test: install  ## run the test suite
+	$(BIN)/python -m pytest -q
+
+lint: install  ## static checks
+	$(BIN)/ruff check alprbf tests benchmarks
+
+bench: install  ## benchmarks (slow; not part of the tests)
+	$(BIN)/python benchmarks/bench_runner.py
+
+define TABLE
+table-$(1): install  ## run and report the tables of seed $(1) (SCALE=smoke|full)
+	@for cfg in configs/table_$(1)*.yaml; do \
+	  echo "== $$$$cfg ($(SCALE))"; \
+	  $(BIN)/alprbf run $$$$cfg --scale $(SCALE) --jobs $(JOBS) --quiet \
+	    --out results/table-$(1)-$(SCALE)/$$$$(basename $$$$cfg .yaml) || exit $$$$?; \
+	done
+	$(BIN)/alprbf report results/table-$(1)-$(SCALE) $(REPORT_ARGS_$(1))
+endef
+$(foreach t,000 001 002,$(eval $(call TABLE,$(t))))
+
+tables: table-000 table-001 table-002  ## all three papers' tables
+
+clean:  ## remove results (keeps results/README.md)
+	find results -mindepth 1 ! -name README.md -exec rm -rf {} +
