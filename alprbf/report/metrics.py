@@ -1,0 +1,295 @@
+"""Per-method measures computed from the result rows of one experiment.
+
+All functions take the rows of one experiment with a ``method`` column (see
+:func:`alprbf.report.io.add_method_column`).  A *curve* is the sequence of rows of one
+(dataset, method, fold, repetition), indexed by ``n_labeled``; folds x repetitions are the
+samples over which means and standard deviations are taken (``ddof=1`` by default).
+Accuracies and errors are reported in percent.
+
+Definitions (also in ``alprbf/report/DEFINITIONS.md``)
+------------------------------------------------------
+Mean curve.  For a (dataset, method), the mean (and std) of a column over the curves at each
+``n_labeled``; only points evaluated by every curve are kept, so a curve that stopped early (an
+exhausted pool) does not bias the mean.
+
+Error at budget.  For each curve its last row (the largest ``n_labeled``); mean and std of
+``100 * test_error`` over curves.
+
+AULC (seed 003 §5.1.4).  Let ``a_m(n)`` and ``a_b(n)`` be the mean test-accuracy curves (%) of a
+method and of the baseline, linearly interpolated between evaluated points, over the common
+range ``[n_lo, n_hi]`` of labeled-set sizes (initial set to budget).  Then::
+
+    AULC = 1 / (n_hi - n_lo) * integral_{n_lo}^{n_hi} (a_m(n) - a_b(n)) dn
+
+computed with the trapezoid rule on the union of both evaluation grids.  It is the mean
+accuracy advantage (percentage points) per actively selected sample; positive means the
+method learns faster than the baseline; the baseline's own AULC is 0.  The normalisation by
+the number of queries makes AULC independent of the budget and puts it on the scale of
+seed 003 Table 4 (values of a few points).
+
+DUR (seed 003 §5.1.4).  The target accuracy ``T`` is the baseline's mean test accuracy (over
+curves) averaged over its evaluated points in the last ``window`` = 20 % of the budget, i.e. the
+points whose number of queried labels ``q = n - n_0`` satisfies ``q >= (1 - window) * q_max``
+(``n_0`` the initial labeled-set size, ``q_max`` the budget).  For any method,
+``n_reach = min{ n : a(n) >= T }`` over its evaluated points (a tolerance of 1e-9 percentage
+points absorbs round-off), counted in labels (``n_labeled``, which includes the initial set;
+in seed 003 the labeled set starts empty, so labels and actively selected samples coincide).
+Then ``DUR = n_reach(method) / n_reach(baseline)``; the baseline always reaches its own target
+and has ``DUR = 1``.  A method that never reaches ``T`` gets ``DUR = NaN`` with
+``reached = False`` and the lower bound ``n_max / n_reach(baseline)`` (printed ``>>`` like the
+paper).
+
+RP accuracy (seed 003 §5.1.4).  ``measure="train_best"``: in each curve the iteration with the
+highest ``train_accuracy`` (accuracy on the whole training part with its true labels; among
+equal values the latest iteration), and its ``test_accuracy``; the mean over curves is ranked.
+``measure="final"``: the test accuracy at the last iteration of each curve.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+CURVE = ["dataset", "method", "repetition", "fold"]
+CELL = ["dataset", "method"]
+RP_MEASURES = ("train_best", "final")
+
+#: Tolerance (percentage points) when testing whether an accuracy reaches the DUR target.
+REACH_TOL = 1e-9
+
+
+def last_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """The last evaluated row (largest iteration) of every curve."""
+    idx = df.groupby(CURVE, sort=True)["iteration"].idxmax()
+    return df.loc[idx.to_numpy()].reset_index(drop=True)
+
+
+def _summary(frame: pd.DataFrame, value: str, ddof: int, by=CELL) -> pd.DataFrame:
+    g = frame.groupby(by, sort=True)[value]
+    out = g.agg(mean="mean", n="count").reset_index()
+    out["std"] = g.std(ddof=ddof).to_numpy() if len(out) else []
+    return out
+
+
+def curve_stats(df: pd.DataFrame, value: str = "test_accuracy", scale: float = 100.0,
+                ddof: int = 1) -> pd.DataFrame:
+    """Mean curve of ``scale * value`` for each (dataset, method).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``dataset, method, n_labeled, mean, std, n``, one row per evaluated
+        ``n_labeled`` shared by all curves of the cell, sorted.
+    """
+    d = df.assign(_v=scale * df[value].astype(float))
+    out = _summary(d, "_v", ddof, by=CELL + ["n_labeled"])
+    n_curves = df.groupby(CELL)[["repetition", "fold"]].apply(
+        lambda g: len(g.drop_duplicates())).rename("_curves").reset_index()
+    out = out.merge(n_curves, on=CELL)
+    out = out[out["n"] == out["_curves"]].drop(columns="_curves")
+    return out[CELL + ["n_labeled", "mean", "std", "n"]].reset_index(drop=True)
+
+
+def error_at_budget(df: pd.DataFrame, ddof: int = 1) -> pd.DataFrame:
+    """Test error (%) at the last iteration of each curve: mean and std over curves.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``dataset, method, n_labeled, mean, std, n`` (``n_labeled``: the largest final
+        labeled-set size among the curves).
+    """
+    last = last_rows(df).assign(_e=lambda d: 100.0 * d["test_error"])
+    out = _summary(last, "_e", ddof)
+    out["n_labeled"] = last.groupby(CELL, sort=True)["n_labeled"].max().to_numpy()
+    return out[CELL + ["n_labeled", "mean", "std", "n"]]
+
+
+# --------------------------------------------------------------------------- AULC and DUR
+
+
+def aulc(x: np.ndarray, acc: np.ndarray, x_base: np.ndarray, acc_base: np.ndarray) -> float:
+    """Area between a mean accuracy curve and the baseline's, per labeled sample.
+
+    Parameters
+    ----------
+    x, acc : ndarray of shape (n_points,)
+        Labeled-set sizes (increasing) and the method's mean accuracy (%) there.
+    x_base, acc_base : ndarray of shape (n_base_points,)
+        The same for the baseline.
+
+    Returns
+    -------
+    float
+        ``(1 / (hi - lo)) * integral_lo^hi (acc(n) - acc_base(n)) dn`` over the common range
+        ``[lo, hi]``, trapezoid rule on the union of both grids with linear interpolation;
+        NaN when the common range is a single point or empty (no active learning).
+    """
+    x, acc, x_base, acc_base = (np.asarray(v, dtype=float) for v in (x, acc, x_base, acc_base))
+    lo, hi = max(x[0], x_base[0]), min(x[-1], x_base[-1])
+    if not hi > lo:
+        return float("nan")
+    grid = np.union1d(x, x_base)
+    grid = grid[(grid >= lo) & (grid <= hi)]
+    diff = np.interp(grid, x, acc) - np.interp(grid, x_base, acc_base)
+    return float(np.trapezoid(diff, grid) / (hi - lo))
+
+
+def dur_target(x_base: np.ndarray, acc_base: np.ndarray, window: float = 0.2) -> float:
+    """Mean of the baseline's mean accuracy over the points in the last ``window`` of the budget.
+
+    Points with ``x - x[0] >= (1 - window) * (x[-1] - x[0])`` are averaged (``x`` counts
+    labels, ``x[0]`` is the initial labeled-set size).
+    """
+    if not 0.0 < window <= 1.0:
+        raise ValueError(f"window must be in (0, 1], got {window}")
+    x_base = np.asarray(x_base, dtype=float)
+    q = x_base - x_base[0]
+    sel = q >= (1.0 - window) * q[-1] - 1e-12
+    return float(np.mean(np.asarray(acc_base, dtype=float)[sel]))
+
+
+def labels_to_reach(x: np.ndarray, acc: np.ndarray, target: float) -> float:
+    """Smallest ``x`` whose accuracy reaches ``target`` (within :data:`REACH_TOL`), else NaN."""
+    hit = np.flatnonzero(np.asarray(acc, dtype=float) >= target - REACH_TOL)
+    return float(np.asarray(x, dtype=float)[hit[0]]) if hit.size else float("nan")
+
+
+@dataclass(frozen=True)
+class DURResult:
+    """DUR of one method against the baseline on one dataset (see module docstring)."""
+
+    dur: float          # NaN when not reached
+    labels: float       # labels needed; NaN when not reached
+    labels_base: float  # labels the baseline needs
+    target: float       # target accuracy, %
+    reached: bool
+    bound: float        # x_max / labels_base: DUR is larger than this when not reached
+
+
+def dur(x: np.ndarray, acc: np.ndarray, x_base: np.ndarray, acc_base: np.ndarray,
+        window: float = 0.2) -> DURResult:
+    """Data utilisation ratio of a mean accuracy curve against the baseline's.
+
+    Parameters
+    ----------
+    x, acc : ndarray of shape (n_points,)
+        Labeled-set sizes (increasing) and the method's mean test accuracy (%).
+    x_base, acc_base : ndarray of shape (n_base_points,)
+        The same for the baseline.
+    window : float
+        Fraction of the budget at its end over which the target accuracy is averaged.
+    """
+    target = dur_target(x_base, acc_base, window)
+    n_base = labels_to_reach(x_base, acc_base, target)
+    n = labels_to_reach(x, acc, target)
+    reached = bool(np.isfinite(n))
+    return DURResult(dur=n / n_base if reached else float("nan"), labels=n, labels_base=n_base,
+                     target=target, reached=reached, bound=float(np.asarray(x)[-1]) / n_base)
+
+
+def versus_baseline(curves: pd.DataFrame, baseline: str, window: float = 0.2) -> pd.DataFrame:
+    """AULC and DUR of every method against ``baseline``, per dataset.
+
+    Parameters
+    ----------
+    curves : DataFrame
+        Mean test-accuracy curves (%) from ``curve_stats(df, "test_accuracy")``.
+    baseline : str
+        The baseline's method label.
+    window : float
+        See :func:`dur`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``dataset, method, aulc, dur, dur_labels, dur_labels_base, dur_target,
+        dur_reached, dur_bound, n_points``; for datasets the baseline did not run, or curves with
+        a single point (no queries), all measures are NaN (``n_points`` tells why).
+    """
+    rows = []
+    for (dataset, method), c in curves.groupby(CELL, sort=True):
+        b = curves[(curves["dataset"] == dataset) & (curves["method"] == baseline)]
+        rec = {"dataset": dataset, "method": method, "aulc": np.nan, "dur": np.nan,
+               "dur_labels": np.nan, "dur_labels_base": np.nan, "dur_target": np.nan,
+               "dur_reached": False, "dur_bound": np.nan, "n_points": len(c)}
+        if len(b) >= 2 and len(c) >= 2:
+            x, a = c["n_labeled"].to_numpy(), c["mean"].to_numpy()
+            xb, ab = b["n_labeled"].to_numpy(), b["mean"].to_numpy()
+            r = dur(x, a, xb, ab, window)
+            rec.update(aulc=aulc(x, a, xb, ab), dur=r.dur, dur_labels=r.labels,
+                       dur_labels_base=r.labels_base, dur_target=r.target,
+                       dur_reached=r.reached, dur_bound=r.bound)
+        rows.append(rec)
+    return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------- RP
+
+
+def rp_rows(df: pd.DataFrame, measure: str = "train_best") -> pd.DataFrame:
+    """The row of each curve whose test accuracy the RP measure uses.
+
+    ``"train_best"``: the row with the highest ``train_accuracy`` (latest among ties; rows with
+    a missing ``train_accuracy`` are ignored, and a curve without any falls back to its last
+    row); ``"final"``: the last row.
+    """
+    if measure not in RP_MEASURES:
+        from ..errors import unknown_name
+        raise unknown_name("RP measure", measure, RP_MEASURES)
+    if measure == "final":
+        return last_rows(df)
+    d = df.assign(_t=df["train_accuracy"].astype(float).fillna(-np.inf))
+    # latest iteration among ties: sort so the wanted row is last, take the last of each curve
+    d = d.sort_values(CURVE + ["_t", "iteration"], kind="stable")
+    return d.groupby(CURVE, sort=True).tail(1).drop(columns="_t").reset_index(drop=True)
+
+
+def rp_scores(df: pd.DataFrame, measure: str = "train_best", ddof: int = 1) -> pd.DataFrame:
+    """Mean (over curves) test accuracy (%) used by the RP ranking, per (dataset, method).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``dataset, method, mean, std, n, n_labeled`` (``n_labeled``: mean size of the
+        labeled set at the chosen rows).
+    """
+    rows = rp_rows(df, measure).assign(_a=lambda d: 100.0 * d["test_accuracy"])
+    out = _summary(rows, "_a", ddof)
+    out["n_labeled"] = rows.groupby(CELL, sort=True)["n_labeled"].mean().to_numpy()
+    return out[CELL + ["mean", "std", "n", "n_labeled"]]
+
+
+# --------------------------------------------------------------------------- cost
+
+
+def cost_summary(df: pd.DataFrame, ddof: int = 1) -> pd.DataFrame:
+    """Timing and model size per (dataset, method).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``fit_seconds_per_query``: mean ``fit_seconds`` over all evaluated rows;
+        ``train_time_s`` / ``train_time_s_std``: mean / std over curves of the total fit time of
+        a curve; ``query_seconds_per_label``: total ``query_seconds`` / total labels queried
+        (NaN without queries); ``components`` / ``components_std``: mean / std over curves of
+        ``model_size`` at the last row (NaN when the model reports no size).
+    """
+    g = df.groupby(CELL, sort=True)
+    out = g["fit_seconds"].mean().rename("fit_seconds_per_query").reset_index()
+    per_curve = df.groupby(CURVE, sort=True)["fit_seconds"].sum().reset_index()
+    tt = _summary(per_curve, "fit_seconds", ddof)
+    out["train_time_s"] = tt["mean"].to_numpy()
+    out["train_time_s_std"] = tt["std"].to_numpy()
+    n_q = df["queried"].map(lambda v: 0 if v is None else len(v))
+    q = df.assign(_n=n_q).groupby(CELL, sort=True)[["query_seconds", "_n"]].sum()
+    out["query_seconds_per_label"] = np.where(q["_n"].to_numpy() > 0,
+                                              q["query_seconds"].to_numpy()
+                                              / np.maximum(q["_n"].to_numpy(), 1), np.nan)
+    last = last_rows(df).assign(_s=lambda d: d["model_size"].astype(float))
+    size = _summary(last, "_s", ddof)
+    out["components"] = size["mean"].to_numpy()
+    out["components_std"] = size["std"].to_numpy()
+    return out
