@@ -2,6 +2,7 @@
 
 from . import sklearn_models  # noqa: F401  (registers the sklearn baselines)
 from . import svm_tuned  # noqa: F401
+from . import prbf_models  # noqa: F401
 from .base import MODELS, Learner, SklearnLearner, labeled_mask
 
 __all__ = ["MODELS", "Learner", "SklearnLearner", "labeled_mask"]

@@ -1,0 +1,583 @@
+"""EM for the PRBF network with labeled and unlabeled rows in one code path (pure functions).
+
+Model (001 eqs 2-5, 000 eqs 16-18): ``p(x|k) = sum_j pi_jk N(x; mu_j, Sigma_j)`` with shared
+Gaussian components ``j = 1..M``, class-conditional mixing weights ``pi_jk = p(j|k)`` (columns sum
+to 1) and class priors ``p(k)``.
+
+Rows are labeled (class code ``0..K-1``) or unlabeled (code ``-1``; ``nan`` in float label
+vectors).  One E-step serves both (000 eqs 21-25):
+
+* labeled row ``(x, k)``: ``p(j|x, k) = pi_jk N_j(x) / p(x|k)``  (001 eq 7, 000 eq 25);
+* unlabeled row ``x``: joint posterior ``p(j, k|x) = p(k) pi_jk N_j(x) / p(x)`` (000 eqs 21-23).
+
+The joint posterior of an unlabeled row factorises as ``p(j, k|x) = c_jk * r_j(x)`` with
+``r_j(x) = sum_k p(j, k|x) = w_j N_j(x) / p(x)``, ``w_j = sum_k p(k) pi_jk`` and
+``c_jk = p(k) pi_jk / w_j`` independent of ``x``.  Every quantity the M-step (000 eqs 26-29) and
+the semi-supervised split (eqs 30-32) need is therefore computed from one (n, M) responsibility
+matrix plus the (M, K) matrix ``counts[j, k] = sum_x p(j, k|x)``: the (n, M, K) joint array is
+never formed (use :func:`joint_log_resp` when it is really wanted).
+
+Log-likelihood (000 eq 17): ``sum_labeled log p(k) p(x|k) + sum_unlabeled log p(x)``.  With no
+unlabeled rows it equals 001 eq 6 plus the constant ``sum_k N_k log p(k)``; the eq-6 part is
+returned separately as ``EStep.loglik_labeled``.  Class priors are updated (eq 29) only when
+there are unlabeled rows; in the supervised case they stay ``N_k / N`` (001 §II.A).
+
+All work is in log space; ``pi_jk = 0`` gives ``log pi_jk = -inf`` and a zero responsibility, never
+``nan``.  A component whose total responsibility is (numerically) zero keeps its previous mean and
+covariance and gets zero weight.
+
+Deviation from the printed equations: 001 eq 9 (and 24) write the covariance update around the
+*old* mean ``mu_j^(t)``; the exact M-step maximiser (used here, as in 000 eq 27 and sklearn) is
+the covariance around the *new* mean.  Only the latter guarantees a non-decreasing likelihood.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, replace
+
+import numpy as np
+from sklearn.cluster import KMeans
+from sklearn.exceptions import ConvergenceWarning
+
+from ._gaussian import (
+    GaussianFeatures,
+    check_covariance_type,
+    compute_precision_cholesky,
+    estimate_gaussian_parameters,
+    estimate_log_gaussian_prob,
+)
+from ._params import PRBFParams
+
+DEAD_MASS = 1e-10
+"""A component whose summed responsibility is below this keeps its previous mean/covariance."""
+
+INIT_METHODS = ("kmeans", "random_from_data")
+
+
+# --------------------------------------------------------------------------------------------
+# data
+
+
+@dataclass(frozen=True, eq=False)
+class PRBFData:
+    """Training rows prepared once for many E/M steps (build with :func:`prepare_data`).
+
+    Attributes
+    ----------
+    X : ndarray (n, d), float64
+    y : ndarray (n,), int64
+        Class codes ``0..K-1``; ``-1`` marks an unlabeled row.
+    n_classes : int
+        ``K`` (classes may have no labeled row at all).
+    labeled : ndarray (n_l,), int
+        Row indices of the labeled rows.
+    unlabeled : ndarray (n_u,), int
+    codes : ndarray (n_l,), int
+        ``y[labeled]``.
+    onehot : ndarray (n_l, K), float
+    class_counts : ndarray (K,), float
+        ``N_k``.
+    features : GaussianFeatures
+        Cached data quantities for the covariance type.
+    """
+
+    X: np.ndarray
+    y: np.ndarray
+    n_classes: int
+    labeled: np.ndarray
+    unlabeled: np.ndarray
+    codes: np.ndarray
+    onehot: np.ndarray
+    class_counts: np.ndarray
+    features: GaussianFeatures
+
+    @property
+    def n_samples(self) -> int:
+        return self.X.shape[0]
+
+    @property
+    def n_labeled(self) -> int:
+        return len(self.labeled)
+
+    @property
+    def n_unlabeled(self) -> int:
+        return len(self.unlabeled)
+
+    @property
+    def covariance_type(self) -> str:
+        return self.features.covariance_type
+
+
+def label_codes(y: np.ndarray) -> np.ndarray:
+    """Integer codes from an AL label vector: ``nan`` (or negative codes) -> ``-1``."""
+    y = np.asarray(y)
+    if y.dtype.kind == "f":
+        out = np.full(y.shape, -1, dtype=np.int64)
+        ok = ~np.isnan(y)
+        out[ok] = y[ok].astype(np.int64)
+        return out
+    out = y.astype(np.int64)
+    return np.where(out < 0, -1, out)
+
+
+def prepare_data(X: np.ndarray, y: np.ndarray, n_classes: int,
+                 covariance_type: str = "full") -> PRBFData:
+    """Bundle rows, labels and cached features for the E/M steps.
+
+    Parameters
+    ----------
+    X : array of shape (n, d)
+    y : array of shape (n,)
+        Integer codes ``0..K-1`` with ``-1`` for unlabeled rows, or floats with ``nan``.
+    n_classes : int
+    covariance_type : {"full", "diag", "spherical"}
+
+    Returns
+    -------
+    PRBFData
+    """
+    X = np.asarray(X, dtype=np.float64)
+    codes_all = label_codes(y)
+    if codes_all.shape != (X.shape[0],):
+        raise ValueError("y must have one entry per row of X")
+    if np.any(codes_all >= n_classes):
+        raise ValueError(f"class codes must be < n_classes={n_classes}")
+    labeled = np.flatnonzero(codes_all >= 0)
+    unlabeled = np.flatnonzero(codes_all < 0)
+    codes = codes_all[labeled]
+    onehot = np.zeros((len(labeled), n_classes))
+    onehot[np.arange(len(labeled)), codes] = 1.0
+    class_counts = np.bincount(codes, minlength=n_classes).astype(np.float64)
+    return PRBFData(X, codes_all, n_classes, labeled, unlabeled, codes, onehot, class_counts,
+                    GaussianFeatures(X, check_covariance_type(covariance_type)))
+
+
+# --------------------------------------------------------------------------------------------
+# helpers
+
+
+def safe_log(a: np.ndarray) -> np.ndarray:
+    """``log(a)`` with ``log(0) = -inf`` and no warning."""
+    with np.errstate(divide="ignore"):
+        return np.log(a)
+
+
+def _normalize_log_rows(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Row-wise log-sum-exp of ``a`` (n, M) -> (log_norm (n,), log_resp (n, M), resp (n, M)).
+
+    Rows that are entirely ``-inf`` give ``log_norm = -inf`` and zero responsibilities.
+    """
+    m = a.max(axis=1)
+    m = np.where(np.isfinite(m), m, 0.0)
+    t = a - m[:, None]
+    e = np.exp(t)
+    s = e.sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_s = np.log(s)
+        e /= np.where(s > 0, s, 1.0)[:, None]
+        t -= log_s[:, None]
+    t[~np.isfinite(t)] = -np.inf
+    return m + log_s, t, e
+
+
+def logsumexp_rows(a: np.ndarray) -> np.ndarray:
+    """``log sum_j exp(a[i, j])`` for a 2-D array, ``-inf`` for all ``-inf`` rows."""
+    m = a.max(axis=1)
+    m = np.where(np.isfinite(m), m, 0.0)
+    with np.errstate(divide="ignore"):
+        return m + np.log(np.exp(a - m[:, None]).sum(axis=1))
+
+
+def mixture_weights(params: PRBFParams) -> np.ndarray:
+    """``w_j = sum_k p(k) pi_jk`` (M,): the weights of the marginal density ``p(x)`` (000 eq 18)."""
+    return params.weights @ params.class_priors
+
+
+# --------------------------------------------------------------------------------------------
+# E-step
+
+
+@dataclass(frozen=True, eq=False)
+class EStep:
+    """Result of :func:`e_step` (rows in the order of ``data.X``).
+
+    Attributes
+    ----------
+    log_prob : ndarray (n, M)
+        ``log N(x_i; mu_j, Sigma_j)``.
+    log_resp : ndarray (n, M)
+        Labeled rows: ``log p(j|x, y)`` (001 eq 7); unlabeled rows:
+        ``log sum_k p(j, k|x)`` (000 eqs 21-23 marginalised over k).
+    resp : ndarray (n, M)
+        ``exp(log_resp)``; rows sum to 1.
+    log_norm : ndarray (n,)
+        Labeled rows: ``log p(x|y)``; unlabeled rows: ``log p(x)``.
+    counts : ndarray (M, K)
+        ``sum_x p(j, k|x)`` over all rows: numerators of 001 eq 10 / 000 eq 28.
+    loglik : float
+        Joint log-likelihood, 000 eq 17.
+    loglik_labeled : float
+        ``sum_labeled log p(x|y)``: 001 eq 6 (the class-conditional likelihood).
+    """
+
+    log_prob: np.ndarray
+    log_resp: np.ndarray
+    resp: np.ndarray
+    log_norm: np.ndarray
+    counts: np.ndarray
+    loglik: float
+    loglik_labeled: float
+
+
+def e_step(data: PRBFData, params: PRBFParams, log_prob: np.ndarray | None = None) -> EStep:
+    """Posterior responsibilities and log-likelihood for the current parameters.
+
+    Parameters
+    ----------
+    data : PRBFData
+    params : PRBFParams
+        With ``params.n_classes == data.n_classes`` and the same covariance type.
+    log_prob : ndarray (n, M), optional
+        Precomputed ``log N(x_i; mu_j, Sigma_j)`` (skips the Gaussian evaluation).
+
+    Returns
+    -------
+    EStep
+    """
+    if log_prob is None:
+        log_prob = estimate_log_gaussian_prob(None, params.means, params.precisions_cholesky,
+                                              params.covariance_type, features=data.features)
+    log_pi = safe_log(params.weights)                       # (M, K)
+    log_prior = safe_log(params.class_priors)               # (K,)
+    n, M = log_prob.shape
+    K = data.n_classes
+    lab, unl = data.labeled, data.unlabeled
+    all_labeled = len(unl) == 0
+    if all_labeled:
+        wlp = log_prob + log_pi.T[data.codes]
+    else:
+        wlp = np.empty_like(log_prob)
+        wlp[lab] = log_prob[lab] + log_pi.T[data.codes]
+        w = mixture_weights(params)
+        wlp[unl] = log_prob[unl] + safe_log(w)
+    log_norm, log_resp, resp = _normalize_log_rows(wlp)
+
+    # counts[j, k] = sum_x p(j, k|x)
+    resp_l = resp if all_labeled else resp[lab]
+    counts = resp_l.T @ data.onehot if len(lab) else np.zeros((M, K))
+    loglik_labeled = float(np.sum(log_norm if all_labeled else log_norm[lab]))
+    loglik = loglik_labeled + float(data.class_counts @ np.where(data.class_counts > 0,
+                                                                 log_prior, 0.0))
+    if not all_labeled:
+        g = resp[unl].sum(axis=0)                            # sum_x r_j(x), (M,)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            c = params.weights * params.class_priors / w[:, None]   # c_jk, (M, K)
+        c[~np.isfinite(c)] = 0.0
+        counts = counts + c * g[:, None]
+        loglik += float(np.sum(log_norm[unl]))
+    return EStep(log_prob, log_resp, resp, log_norm, counts, loglik, loglik_labeled)
+
+
+def joint_log_resp(estep: EStep, params: PRBFParams, rows: np.ndarray) -> np.ndarray:
+    """``log p(j, k|x)`` (len(rows), M, K) for unlabeled ``rows`` (000 eq 21), from an E-step."""
+    w = mixture_weights(params)
+    log_c = safe_log(params.weights) + safe_log(params.class_priors) - safe_log(w)[:, None]
+    log_c[~np.isfinite(log_c)] = -np.inf
+    return estep.log_resp[rows][:, :, None] + log_c[None]
+
+
+# --------------------------------------------------------------------------------------------
+# M-step
+
+
+def m_step(data: PRBFData, estep: EStep, params: PRBFParams, reg_covar: float = 1e-6,
+           update_priors: bool | None = None,
+           fixed_components: np.ndarray | None = None) -> PRBFParams:
+    """New parameters from the E-step posteriors (001 eqs 8-10, 000 eqs 26-29).
+
+    Parameters
+    ----------
+    data : PRBFData
+    estep : EStep
+        E-step of ``params`` on ``data``.
+    params : PRBFParams
+        Current parameters (kept for dead or fixed components, and for the priors when they
+        are not updated).
+    reg_covar : float
+        Covariance floor added to every variance.
+    update_priors : bool or None
+        Re-estimate ``p(k)`` by 000 eq 29.  ``None`` (default): only when ``data`` has
+        unlabeled rows; otherwise the priors in ``params`` are kept (``N_k / N`` in the
+        supervised case).
+    fixed_components : bool ndarray (M,), optional
+        Components whose mean and covariance are not updated (their weights are).
+
+    Returns
+    -------
+    PRBFParams
+        ``weights[:, k] = counts[:, k] / sum_j counts[j, k]``; a class with no mass at all (no
+        labeled row, zero prior) gets uniform weights ``1/M`` (irrelevant because ``p(k) = 0``).
+    """
+    ct = params.covariance_type
+    _, means, covs = estimate_gaussian_parameters(None, estep.resp, reg_covar, ct,
+                                                  features=data.features)
+    prec = compute_precision_cholesky(covs, ct)
+    keep = estep.counts.sum(axis=1) < DEAD_MASS
+    if fixed_components is not None:
+        keep = keep | np.asarray(fixed_components, dtype=bool)
+    if np.any(keep):
+        means[keep] = params.means[keep]
+        covs[keep] = params.covariances[keep]
+        prec[keep] = params.precisions_cholesky[keep]
+    counts = estep.counts
+    colsum = counts.sum(axis=0)
+    M = counts.shape[0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        weights = np.where(colsum > 0, counts / colsum, 1.0 / M)
+    if update_priors is None:
+        update_priors = data.n_unlabeled > 0
+    if update_priors:
+        priors = colsum / colsum.sum()
+    else:
+        priors = params.class_priors.copy()
+    return PRBFParams(means, covs, prec, weights, priors, ct)
+
+
+# --------------------------------------------------------------------------------------------
+# the EM loop
+
+
+@dataclass(frozen=True, eq=False)
+class EMResult:
+    """Result of :func:`run_em`.
+
+    Attributes
+    ----------
+    params : PRBFParams
+        Final parameters.
+    estep : EStep
+        E-step of the final parameters (responsibilities for a subsequent split).
+    loglik_history : ndarray (n_iter + 1,)
+        000 eq 17 after initialisation and after each M-step (non-decreasing up to the effect
+        of ``reg_covar``).
+    converged : bool
+    n_iter : int
+        Number of M-steps performed.
+    """
+
+    params: PRBFParams
+    estep: EStep
+    loglik_history: np.ndarray
+    converged: bool
+    n_iter: int
+
+    @property
+    def loglik(self) -> float:
+        return float(self.loglik_history[-1])
+
+
+def run_em(data: PRBFData, params: PRBFParams, *, tol: float = 1e-4, max_iter: int = 200,
+           reg_covar: float = 1e-6, update_priors: bool | None = None,
+           fixed_components: np.ndarray | None = None) -> EMResult:
+    """Iterate E and M steps until the log-likelihood stops changing.
+
+    Parameters
+    ----------
+    data : PRBFData
+    params : PRBFParams
+        Starting point.
+    tol : float
+        Stop when ``|L_t - L_{t-1}| / n < tol`` (change of the mean per-row log-likelihood,
+        000 eq 17 divided by the number of rows; as in sklearn's GaussianMixture).
+    max_iter : int
+        Maximum number of M-steps (0 only evaluates ``params``).
+    reg_covar, update_priors, fixed_components
+        See :func:`m_step`.
+
+    Returns
+    -------
+    EMResult
+    """
+    n = max(data.n_samples, 1)
+    est = e_step(data, params)
+    history = [est.loglik]
+    converged = False
+    it = 0
+    for it in range(1, max_iter + 1):  # noqa: B007
+        params = m_step(data, est, params, reg_covar, update_priors, fixed_components)
+        est = e_step(data, params)
+        history.append(est.loglik)
+        if abs(history[-1] - history[-2]) < tol * n:
+            converged = True
+            break
+    return EMResult(params, est, np.asarray(history), converged, it if max_iter > 0 else 0)
+
+
+# --------------------------------------------------------------------------------------------
+# initialisation and restarts
+
+
+def initialize_params(data: PRBFData, n_components: int, *, reg_covar: float = 1e-6,
+                      init_params: str = "kmeans",
+                      random_state: int | np.random.Generator | None = None) -> PRBFParams:
+    """Starting parameters: component means from k-means or random rows, hard-assignment moments.
+
+    Parameters
+    ----------
+    data : PRBFData
+        All rows (labeled and unlabeled) are used for the means and covariances.
+    n_components : int
+        ``M``; must not exceed the number of rows.
+    reg_covar : float
+    init_params : {"kmeans", "random_from_data"}
+        "kmeans": sklearn ``KMeans(n_init=1)`` centres; "random_from_data": ``M`` distinct rows.
+    random_state : int, Generator or None
+        Seed of every draw (KMeans receives an integer drawn from it).
+
+    Returns
+    -------
+    PRBFParams
+        Means as chosen; covariances = moments of the rows nearest to each mean (a component
+        with fewer than two rows gets the global covariance); ``pi_jk = 1/M`` (uniform, so that
+        no ``pi_jk`` starts at the absorbing value 0); ``p(k) = N_k / N_labeled``.
+    """
+    if init_params not in INIT_METHODS:
+        raise ValueError(f"init_params must be one of {', '.join(INIT_METHODS)}; "
+                         f"got {init_params!r}")
+    X = data.X
+    n = X.shape[0]
+    M = int(n_components)
+    if M < 1:
+        raise ValueError(f"n_components must be >= 1; got {n_components}")
+    if n < M:
+        raise ValueError(f"n_samples={n} should be >= n_components={M}")
+    rng = np.random.default_rng(random_state)
+    ct = data.covariance_type
+    if init_params == "kmeans":
+        seed = int(rng.integers(2**31 - 1))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            km = KMeans(n_clusters=M, n_init=1, random_state=seed).fit(X)
+        means = km.cluster_centers_.astype(np.float64)
+        labels = km.labels_
+    else:
+        means = X[rng.choice(n, size=M, replace=False)].astype(np.float64)
+        d2 = (np.sum(X * X, axis=1)[:, None] - 2.0 * X @ means.T
+              + np.sum(means * means, axis=1)[None])
+        labels = np.argmin(d2, axis=1)
+    resp = np.zeros((n, M))
+    resp[np.arange(n), labels] = 1.0
+    _, _, covs = estimate_gaussian_parameters(None, resp, reg_covar, ct, features=data.features)
+    small = np.bincount(labels, minlength=M) < 2
+    if np.any(small):
+        _, _, gcov = estimate_gaussian_parameters(None, np.ones((n, 1)), reg_covar, ct,
+                                                  features=data.features)
+        covs[small] = gcov[0]
+    prec = compute_precision_cholesky(covs, ct)
+    K = data.n_classes
+    weights = np.full((M, K), 1.0 / M)
+    n_l = data.class_counts.sum()
+    priors = data.class_counts / n_l if n_l > 0 else np.full(K, 1.0 / K)
+    return PRBFParams(means, covs, prec, weights, priors, ct)
+
+
+def fit_em(data: PRBFData, n_components: int, *, tol: float = 1e-4, max_iter: int = 200,
+           reg_covar: float = 1e-6, n_init: int = 1, init_params: str = "kmeans",
+           random_state: int | np.random.Generator | None = None,
+           update_priors: bool | None = None) -> EMResult:
+    """EM from ``n_init`` initialisations; keep the run with the largest final log-likelihood.
+
+    Parameters
+    ----------
+    data : PRBFData
+    n_components : int
+    tol, max_iter, reg_covar, update_priors
+        See :func:`run_em` / :func:`m_step`.
+    n_init : int
+        Number of restarts (001 §IV uses the best of 5 for PRBFsplit).
+    init_params : {"kmeans", "random_from_data"}
+    random_state : int, Generator or None
+        One generator drives all restarts (deterministic for an integer seed).
+
+    Returns
+    -------
+    EMResult
+        The best run (ties: the first).
+    """
+    if n_init < 1:
+        raise ValueError(f"n_init must be >= 1; got {n_init}")
+    rng = np.random.default_rng(random_state)
+    best: EMResult | None = None
+    for _ in range(n_init):
+        p0 = initialize_params(data, n_components, reg_covar=reg_covar,
+                               init_params=init_params, random_state=rng)
+        res = run_em(data, p0, tol=tol, max_iter=max_iter, reg_covar=reg_covar,
+                     update_priors=update_priors)
+        if best is None or res.loglik > best.loglik:
+            best = res
+    assert best is not None
+    return best
+
+
+# --------------------------------------------------------------------------------------------
+# prediction
+
+
+def log_class_conditional(log_prob: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """``log p(x|k) = log sum_j pi_jk N_j(x)`` (001 eq 2 / 15), shape (n, K).
+
+    Parameters
+    ----------
+    log_prob : ndarray (n, M)
+        ``log N_j(x_i)``.
+    weights : ndarray (M, K)
+
+    Notes
+    -----
+    Computed as ``m_i + log(exp(log_prob - m) @ weights)`` (one matrix product); entries that
+    underflow (below 1e-280 before the log) are recomputed with an exact log-sum-exp over the
+    (rows, M, K) array, so the result is accurate in log space and ``-inf`` only when every
+    ``pi_jk N_j(x)`` is exactly zero.
+    """
+    m = log_prob.max(axis=1)
+    m = np.where(np.isfinite(m), m, 0.0)
+    prob = np.exp(log_prob - m[:, None]) @ weights
+    low = prob < 1e-280
+    with np.errstate(divide="ignore"):
+        out = np.log(prob) + m[:, None]
+    rows = np.flatnonzero(low.any(axis=1))
+    if len(rows):
+        a = log_prob[rows][:, :, None] + safe_log(weights)[None]   # (r, M, K)
+        am = a.max(axis=1)
+        am = np.where(np.isfinite(am), am, 0.0)
+        with np.errstate(divide="ignore"):
+            exact = am + np.log(np.exp(a - am[:, None, :]).sum(axis=1))
+        out[rows] = np.where(low[rows], exact, out[rows])
+    return out
+
+
+def predict_log_joint(X: np.ndarray, params: PRBFParams,
+                      features: GaussianFeatures | None = None) -> np.ndarray:
+    """``log p(k) + log p(x|k)`` (000 eq 15), shape (n, K)."""
+    log_prob = estimate_log_gaussian_prob(X, params.means, params.precisions_cholesky,
+                                          params.covariance_type, features=features)
+    return log_class_conditional(log_prob, params.weights) + safe_log(params.class_priors)
+
+
+def predict_log_proba(X: np.ndarray, params: PRBFParams,
+                      features: GaussianFeatures | None = None) -> np.ndarray:
+    """Log class posteriors ``log p(k|x)`` (001 eq 1 / 000 eq 3), shape (n, K).
+
+    Classes with prior 0 get ``-inf``; rows never contain ``nan``.
+    """
+    lj = predict_log_joint(X, params, features)
+    return lj - logsumexp_rows(lj)[:, None]
+
+
+def with_params(params: PRBFParams, **changes) -> PRBFParams:
+    """A copy of ``params`` with some fields replaced (precisions recomputed if covariances are)."""
+    if "covariances" in changes and "precisions_cholesky" not in changes:
+        changes["precisions_cholesky"] = compute_precision_cholesky(
+            changes["covariances"], changes.get("covariance_type", params.covariance_type))
+    return replace(params, **changes)

@@ -1,0 +1,285 @@
+"""scikit-learn estimators for the PRBF network: PRBF, PRBFSplit, SemiSupervisedPRBF.
+
+Thin wrappers around the pure functions of :mod:`alprbf.prbf._em` and :mod:`alprbf.prbf._split`.
+``__init__`` only stores parameters; ``fit`` validates, encodes the labels and sets the fitted
+attributes (ending in ``_``).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
+
+from ..errors import UserError
+from ._em import INIT_METHODS, fit_em, predict_log_proba, prepare_data
+from ._params import COVARIANCE_TYPES
+from ._split import split_params
+
+
+class PRBFParameterError(UserError, ValueError):
+    """An invalid estimator parameter (a user error and a ``ValueError``, as sklearn expects)."""
+
+
+class _PRBFBase(ClassifierMixin, BaseEstimator):
+    """Shared fitting / prediction code (not public)."""
+
+    _split: bool = False
+
+    def _check_params(self) -> None:
+        def bad(name, value, valid):
+            raise PRBFParameterError(f"{type(self).__name__}: invalid {name}={value!r}; "
+                                     f"valid: {valid}")
+
+        if self.covariance_type not in COVARIANCE_TYPES:
+            bad("covariance_type", self.covariance_type, ", ".join(COVARIANCE_TYPES))
+        if self.init_params not in INIT_METHODS:
+            bad("init_params", self.init_params, ", ".join(INIT_METHODS))
+        for name, lo in (("n_components", 1), ("max_iter", 0), ("n_init", 1)):
+            v = getattr(self, name)
+            if not isinstance(v, numbers.Integral) or isinstance(v, bool) or v < lo:
+                bad(name, v, f"an integer >= {lo}")
+        for name in ("tol", "reg_covar"):
+            v = getattr(self, name)
+            if not isinstance(v, numbers.Real) or not v >= 0:
+                bad(name, v, "a real number >= 0")
+
+    def _fit_codes(self, X: np.ndarray, codes: np.ndarray, n_classes: int,
+                   n_components: int | None = None):
+        """Fit on integer codes (``-1`` = unlabeled) for ``n_classes`` classes.
+
+        Used by :meth:`fit` and by the active-learning wrappers, which need all ``K`` classes
+        even when some have no labeled row yet.  ``n_components`` overrides the parameter.
+        """
+        self._check_params()
+        data = prepare_data(X, codes, n_classes, self.covariance_type)
+        res = fit_em(data, self.n_components if n_components is None else n_components,
+                     tol=self.tol, max_iter=self.max_iter, reg_covar=self.reg_covar,
+                     n_init=self.n_init, init_params=self.init_params,
+                     random_state=self.random_state)
+        self.em_params_ = res.params
+        self.loglik_history_ = res.loglik_history
+        self.n_iter_ = res.n_iter
+        self.converged_ = res.converged
+        self.loglik_ = res.loglik
+        if self._do_split():
+            sp = split_params(data, res.params, res.estep, reg_covar=self.reg_covar,
+                              min_mass=self.split_min_mass)
+            self.params_ = sp.params
+            self.parent_ = sp.parent
+            self.component_class_ = sp.component_class
+        else:
+            self.params_ = res.params
+        return self
+
+    def _do_split(self) -> bool:
+        return self._split
+
+    def fit(self, X, y):
+        """Fit on labeled data.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, d)
+        y : array-like of shape (n,)
+            Class labels (any hashable type sklearn accepts).
+
+        Returns
+        -------
+        self
+        """
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        self.classes_, codes = np.unique(y, return_inverse=True)
+        return self._fit_codes(X, codes, len(self.classes_))
+
+    def predict_log_proba(self, X):
+        """Log class posteriors ``log p(k|x)``, shape (n, n_classes); columns follow ``classes_``."""
+        check_is_fitted(self, "params_")
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return predict_log_proba(X, self.params_)
+
+    def predict_proba(self, X):
+        """Class posteriors ``p(k|x)``, shape (n, n_classes); rows sum to 1."""
+        p = np.exp(self.predict_log_proba(X))
+        return p / p.sum(axis=1, keepdims=True)
+
+    def predict(self, X):
+        """Most probable class (Bayes rule, 001 eq 1), shape (n,)."""
+        return self.classes_[np.argmax(self.predict_log_proba(X), axis=1)]
+
+    @property
+    def n_components_(self) -> int:
+        """Number of Gaussian components of the fitted (possibly split) network."""
+        check_is_fitted(self, "params_")
+        return self.params_.n_components
+
+
+_PARAMS_DOC = """
+    Parameters
+    ----------
+    n_components : int, default={n_components}
+        Number ``M`` of shared Gaussian components (before any split).
+    covariance_type : {{"full", "diag", "spherical"}}, default="full"
+    tol : float, default=1e-4
+        Convergence threshold on the change of the mean per-row log-likelihood.
+    reg_covar : float, default=1e-6
+        Covariance floor added to every variance.
+    max_iter : int, default=200
+        Maximum EM iterations per initialisation.
+    n_init : int, default={n_init}
+        Number of initialisations; the run with the largest likelihood is kept.
+    init_params : {{"kmeans", "random_from_data"}}, default="kmeans"
+    random_state : int, numpy Generator or None, default=None
+        Seed of every random draw (initialisation).
+"""
+
+_ATTRS_DOC = """
+    Attributes
+    ----------
+    classes_ : ndarray (K,)
+    params_ : PRBFParams
+        Parameters used for prediction{split_note}.
+    em_params_ : PRBFParams
+        The network at the end of EM.
+    loglik_history_ : ndarray (n_iter_ + 1,)
+        Log-likelihood (000 eq 17) after initialisation and every EM iteration of the kept run.
+    loglik_ : float
+    n_iter_ : int
+    converged_ : bool
+    n_features_in_ : int
+"""
+
+
+class PRBF(_PRBFBase):
+    def __init__(self, n_components=5, *, covariance_type="full", tol=1e-4, reg_covar=1e-6,
+                 max_iter=200, n_init=1, init_params="kmeans", random_state=None):
+        self.n_components = n_components
+        self.covariance_type = covariance_type
+        self.tol = tol
+        self.reg_covar = reg_covar
+        self.max_iter = max_iter
+        self.n_init = n_init
+        self.init_params = init_params
+        self.random_state = random_state
+
+
+PRBF.__doc__ = (
+    """Probabilistic RBF network trained by EM (001 eqs 2-10).
+
+    ``M`` Gaussian components shared by all classes; ``p(x|k) = sum_j pi_jk N(x; mu_j, Sigma_j)``,
+    ``p(k) = N_k / N``; prediction by the Bayes rule.
+"""
+    + _PARAMS_DOC.format(n_components=5, n_init=1)
+    + _ATTRS_DOC.format(split_note=" (equal to ``em_params_``)")
+)
+
+
+class PRBFSplit(_PRBFBase):
+    _split = True
+
+    def __init__(self, n_components=5, *, covariance_type="full", tol=1e-4, reg_covar=1e-6,
+                 max_iter=200, n_init=5, init_params="kmeans", split_min_mass=1e-3,
+                 random_state=None):
+        self.n_components = n_components
+        self.covariance_type = covariance_type
+        self.tol = tol
+        self.reg_covar = reg_covar
+        self.max_iter = max_iter
+        self.n_init = n_init
+        self.init_params = init_params
+        self.split_min_mass = split_min_mass
+        self.random_state = random_state
+
+
+PRBFSplit.__doc__ = (
+    """PRBF-split (001 §II.B): EM with fixed ``M`` (best of ``n_init`` runs), then the split.
+
+    Every component responsible for several classes is replaced by class-specific
+    subcomponents (001 eqs 11-15); see :mod:`alprbf.prbf._split` for the details and choices.
+"""
+    + _PARAMS_DOC.format(n_components=5, n_init=5)
+    + """    split_min_mass : float, default=1e-3
+        A component counts as responsible for class ``k`` when its summed posterior
+        responsibility for the class-``k`` rows exceeds this (0 = the paper's literal ``> 0``).
+"""
+    + _ATTRS_DOC.format(split_note=" (the split network)")
+    + """    parent_ : ndarray (n_components_,)
+        Component of ``em_params_`` each split component came from.
+    component_class_ : ndarray (n_components_,)
+        Class code each split component describes.
+"""
+)
+
+
+class SemiSupervisedPRBF(_PRBFBase):
+    def __init__(self, n_components=5, *, covariance_type="full", tol=1e-4, reg_covar=1e-6,
+                 max_iter=200, n_init=1, init_params="kmeans", split=False,
+                 split_min_mass=1e-3, random_state=None):
+        self.n_components = n_components
+        self.covariance_type = covariance_type
+        self.tol = tol
+        self.reg_covar = reg_covar
+        self.max_iter = max_iter
+        self.n_init = n_init
+        self.init_params = init_params
+        self.split = split
+        self.split_min_mass = split_min_mass
+        self.random_state = random_state
+
+    def _do_split(self) -> bool:
+        return bool(self.split)
+
+    def fit(self, X, y):
+        """Fit on labeled and unlabeled rows together (000 eqs 17-29).
+
+        Parameters
+        ----------
+        X : array-like of shape (n, d)
+        y : array-like of shape (n,)
+            Labels; ``nan`` (or ``None``) marks an unlabeled row.  At least one row must be
+            labeled.  Without unlabeled rows the result equals :class:`PRBF` (same code path).
+
+        Returns
+        -------
+        self
+        """
+        X = validate_data(self, X, dtype=np.float64)
+        y = column_or_1d(y, warn=True)
+        if len(y) != X.shape[0]:
+            raise ValueError(f"X has {X.shape[0]} rows but y has {len(y)} entries")
+        if y.dtype.kind == "f":
+            labeled = ~np.isnan(y)
+        elif y.dtype.kind == "O":
+            labeled = np.array([not (v is None or (isinstance(v, float) and np.isnan(v)))
+                                for v in y])
+        else:
+            labeled = np.ones(len(y), dtype=bool)
+        if not labeled.any():
+            raise ValueError("SemiSupervisedPRBF needs at least one labeled row (y not nan)")
+        yl = y[labeled]
+        check_classification_targets(yl)
+        self.classes_, codes_l = np.unique(yl, return_inverse=True)
+        codes = np.full(len(y), -1, dtype=np.int64)
+        codes[labeled] = codes_l
+        return self._fit_codes(X, codes, len(self.classes_))
+
+
+SemiSupervisedPRBF.__doc__ = (
+    """Semi-supervised PRBF (000 §3): EM on the joint likelihood of labeled and unlabeled rows.
+
+    Unlabeled rows (``y = nan``) enter through joint posteriors ``p(j, k|x)`` (000 eqs 21-25);
+    class priors are re-estimated (eq 29) when unlabeled rows are present.  With ``split=True``
+    the semi-supervised split (000 eqs 30-33) is applied after EM.
+"""
+    + _PARAMS_DOC.format(n_components=5, n_init=1)
+    + """    split : bool, default=False
+        Apply the semi-supervised split after EM.
+    split_min_mass : float, default=1e-3
+        See :class:`PRBFSplit`.
+"""
+    + _ATTRS_DOC.format(split_note=" (split when ``split=True``)")
+)
