@@ -39,6 +39,9 @@ class Dataset:
         Checksums of the files read (file name -> sha256); empty for generated data.
     split : ndarray of shape (n_samples,) of str or None
         The published train/test membership (e.g. ``"train"``/``"test"``) when the data set has one.
+    groups : ndarray of shape (n_features,) of int or None
+        Source attribute of each column when columns were derived (one-hot indicators share
+        their attribute's index; principal components are -1); None = one column per attribute.
     """
 
     name: str
@@ -50,6 +53,7 @@ class Dataset:
     source: str = "generated"
     sha256: dict[str, str] = field(default_factory=dict)
     split: np.ndarray | None = None
+    groups: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         X = np.ascontiguousarray(self.X, dtype=np.float64)
