@@ -60,8 +60,9 @@ class TunedSVC(ClassifierMixin, BaseEstimator):
     cv_seed : int, default=0
         Seed of the inner fold shuffling (fixed so every method sees the same folds).
     probability : bool, default=False
-        Also fit Platt scaling (sigmoid calibration of the final SVC on internal folds).  When False, ``predict_proba`` returns the one-hot
-        encoding of the SVM decision (the error then equals the SVM's own error).
+        Also fit Platt scaling (sigmoid calibration of the final SVC on internal folds).
+        When False, ``predict_proba`` returns the one-hot encoding of the SVM decision (the
+        error then equals the SVM's own error).
     tol : float, default=1e-3
         libsvm stopping tolerance.
     max_iter : int, default=1_000_000

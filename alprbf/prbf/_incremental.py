@@ -1,0 +1,469 @@
+"""Incremental node addition for the PRBF network (seed 001 §III eqs 16-26; seed 000 eqs 34-37).
+
+Adding component ``M+1`` to a network ``PRBF(M)`` with parameters ``Theta_M`` (pure functions):
+
+1. **Partition** (001 eq 21 / 000 eq 36).  Every labeled row goes to the component with the
+   largest ``P(j|x) = sum_k P(j|x,k) P(k)``, ``P(k) = N_k / N`` the labeled class proportions.
+   (The paper marginalises the per-class posteriors with the class *priors*, not with
+   ``P(k|x)``; we follow the formula as printed.)
+2. **Candidates** (001 §III.B).  For every non-empty partition ``S_j`` a principal-direction
+   kd-tree (:mod:`alprbf.prbf._kdtree`) gives up to 14 overlapping subsets; the sample mean and
+   covariance (in the network's covariance type, floored by ``reg_covar``) of each subset is a
+   candidate, with mixing weights ``alpha_k = pi_jk / 2``.
+3. **Partial EM** (001 eqs 22-25).  ``Theta_M`` is frozen; only the candidate's mean,
+   covariance and ``alpha`` move.  All candidates are refined *together* as the columns of one
+   batch (they are independent, so this is exact and uses one matrix product per step).  The
+   covariance is taken around the updated mean (the exact M-step maximiser; eq 24 prints the
+   previous mean).  Classes without labeled rows keep their initial ``alpha_k`` (eq 25 is 0/0).
+   Iterations stop when no candidate's partial log-likelihood (eq 17) per row changes by more
+   than ``partial_tol`` or after ``partial_max_iter`` steps (the paper: "a couple").
+4. **Criterion** (001 eq 26 / 000 eq 37).  ``dL_k = mean_{x in X_k} log(1 - a_k + a_k f(x) /
+   p(x|k; Theta_M))`` computed in log space.  Candidates that raise the likelihood of at least
+   ``min_classes`` (= 2) classes are kept; their total is the sum of their positive ``dL_k``;
+   the best candidate is added when its total exceeds ``threshold`` (= 0.01).
+5. **Insertion** (001 eq 16): ``pi_jk <- (1 - a_k) pi_jk`` for the old components and
+   ``pi_{M+1,k} = a_k``; class priors are unchanged.  Then (optionally) EM on the grown network:
+   supervised EM when every row is labeled, semi-supervised EM (000 eqs 17-29) otherwise.
+
+Only labeled rows enter steps 1-4 (in the supervised case that is all rows); unlabeled rows
+(``y`` = nan or -1) are used only by the final EM, as seed 000 §4.1 prescribes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.special import logsumexp
+
+from ._em import EMResult, e_step, label_codes, prepare_data, run_em, safe_log
+from ._gaussian import (
+    GaussianFeatures,
+    compute_precision_cholesky,
+    estimate_gaussian_parameters,
+    estimate_log_gaussian_prob,
+)
+from ._kdtree import SPLIT_POINTS, kdtree_candidates, subset_moments
+from ._params import PRBFParams
+
+
+def one_component_params(X: np.ndarray, y_codes: np.ndarray, n_classes: int,
+                         covariance_type: str = "full", reg_covar: float = 1e-6) -> PRBFParams:
+    """The one-component network PRBF(1) of 001 eqs 18-20.
+
+    Mean and covariance of all rows of ``X``, ``pi_1k = 1``, class priors ``N_k / N`` from the
+    labeled rows (uniform if there are none).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    y_codes : ndarray of shape (n,)
+        Class codes, -1 (or nan) for unlabeled rows.
+    n_classes : int
+    covariance_type : {"full", "diag", "spherical"}
+    reg_covar : float
+
+    Returns
+    -------
+    PRBFParams with one component.
+    """
+    y_codes = label_codes(y_codes)
+    mean, cov = subset_moments(X, covariance_type, reg_covar)
+    counts = np.bincount(y_codes[y_codes >= 0], minlength=n_classes).astype(float)
+    priors = counts / counts.sum() if counts.sum() > 0 else np.full(n_classes, 1.0 / n_classes)
+    covs = cov[None]
+    return PRBFParams(means=mean[None], covariances=covs,
+                      precisions_cholesky=compute_precision_cholesky(covs, covariance_type),
+                      weights=np.ones((1, n_classes)), class_priors=priors,
+                      covariance_type=covariance_type)
+
+
+def component_partition(log_f: np.ndarray, weights: np.ndarray, class_priors: np.ndarray
+                        ) -> np.ndarray:
+    """Index of the component with the largest ``P(j|x) = sum_k P(j|x,k) P(k)`` (eq 21).
+
+    Parameters
+    ----------
+    log_f : ndarray of shape (n, M)
+    weights : ndarray of shape (M, K)
+    class_priors : ndarray of shape (K,)
+
+    Returns
+    -------
+    ndarray of int, shape (n,)
+    """
+    log_w = safe_log(weights)  # (M, K)
+    joint = log_f[:, :, None] + log_w[None]  # (n, M, K): log pi_jk f_j(x)
+    log_post = joint - logsumexp(joint, axis=1, keepdims=True)  # log P(j|x,k)
+    with np.errstate(invalid="ignore"):
+        score = logsumexp(log_post + safe_log(class_priors)[None, None, :], axis=2)
+    return np.argmax(np.nan_to_num(score, nan=-np.inf), axis=1)
+
+
+@dataclass
+class Candidates:
+    """A batch of candidate components (one per row).
+
+    Attributes
+    ----------
+    means : ndarray (C, d)
+    covariances : ndarray (C, d, d), (C, d) or (C,)
+    alphas : ndarray (C, K)
+        Mixing weights of the candidate in every class.
+    source : ndarray of int (C,)
+        The component whose partition the candidate came from.
+    """
+
+    means: np.ndarray
+    covariances: np.ndarray
+    alphas: np.ndarray
+    source: np.ndarray
+
+
+def initial_candidates(X: np.ndarray, assign: np.ndarray, params: PRBFParams,
+                       depth: int = 3, split_point: str = "mean", reg_covar: float = 1e-6,
+                       min_size: int = 2) -> Candidates:
+    """kd-tree candidates of every partition ``S_j`` with ``alpha_k = pi_jk / 2`` (001 §III.B).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        Labeled rows.
+    assign : ndarray of int (n,)
+        Partition index of each row (:func:`component_partition`).
+    params : PRBFParams
+    depth, split_point, min_size
+        kd-tree settings (:func:`alprbf.prbf._kdtree.kdtree_subsets`); depth 3 -> 14 per
+        component.
+    reg_covar : float
+
+    Returns
+    -------
+    Candidates
+    """
+    ct = params.covariance_type
+    means, covs, alphas, source = [], [], [], []
+    for j in range(params.n_components):
+        Sj = X[assign == j]
+        if Sj.shape[0] < min_size:
+            continue
+        m, c = kdtree_candidates(Sj, ct, reg_covar, depth, split_point, min_size)
+        means.append(m)
+        covs.append(c)
+        alphas.append(np.repeat(params.weights[j][None] / 2.0, len(m), axis=0))
+        source.append(np.full(len(m), j))
+    d, K = X.shape[1], params.n_classes
+    if not means:
+        shape = {"full": (0, d, d), "diag": (0, d), "spherical": (0,)}[ct]
+        return Candidates(np.empty((0, d)), np.empty(shape), np.empty((0, K)),
+                          np.empty(0, dtype=np.int64))
+    return Candidates(np.concatenate(means), np.concatenate(covs), np.concatenate(alphas),
+                      np.concatenate(source))
+
+
+def _mixed_log_density(log_p_old: np.ndarray, log_f_new: np.ndarray, alpha_rows: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """``log((1-a) p_old + a f_new)`` and ``log a f_new`` per row and candidate, shapes (n, C)."""
+    log_a = safe_log(alpha_rows)
+    log_1ma = safe_log(1.0 - alpha_rows)
+    new = log_a + log_f_new
+    return np.logaddexp(log_1ma + log_p_old[:, None], new), new
+
+
+@dataclass
+class PartialEMResult:
+    """Refined candidates and their partial log-likelihood trace.
+
+    Attributes
+    ----------
+    candidates : Candidates
+    precisions_cholesky : ndarray
+    log_f : ndarray (n, C)
+        Candidate log densities at the labeled rows (final parameters).
+    loglik : ndarray (C,)
+        Eq 17 per candidate (sum over labeled rows) at the final parameters.
+    history : list of ndarray (C,)
+        Eq 17 per candidate before each update and at the end.
+    n_iter : int
+    """
+
+    candidates: Candidates
+    precisions_cholesky: np.ndarray
+    log_f: np.ndarray
+    loglik: np.ndarray
+    history: list = field(default_factory=list)
+    n_iter: int = 0
+
+
+def partial_em(X: np.ndarray, y_codes: np.ndarray, log_p_old: np.ndarray, cand: Candidates,
+               covariance_type: str, reg_covar: float = 1e-6, max_iter: int = 10,
+               tol: float = 1e-5, features: GaussianFeatures | None = None) -> PartialEMResult:
+    """Partial EM (001 eqs 22-25) for a batch of candidates, ``Theta_M`` frozen.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        Labeled rows.
+    y_codes : ndarray of int (n,)
+        Their classes (all >= 0).
+    log_p_old : ndarray of shape (n,)
+        ``log p(x | y; Theta_M)`` (fixed).
+    cand : Candidates
+        Initial candidates (not modified).
+    covariance_type : {"full", "diag", "spherical"}
+    reg_covar : float
+    max_iter : int
+        Maximum number of updates (0: evaluate only).
+    tol : float
+        Stop when ``max_c |change of eq 17 per row| < tol``.
+    features : GaussianFeatures, optional
+        Precomputed for ``X``.
+
+    Returns
+    -------
+    PartialEMResult
+    """
+    f = features if features is not None else GaussianFeatures(X, covariance_type)
+    n = X.shape[0]
+    K = cand.alphas.shape[1]
+    counts = np.bincount(y_codes, minlength=K).astype(float)
+    present = counts > 0
+    onehot = np.zeros((n, K))
+    onehot[np.arange(n), y_codes] = 1.0
+    means, covs, alphas = cand.means.copy(), cand.covariances.copy(), cand.alphas.copy()
+    prec = compute_precision_cholesky(covs, covariance_type)
+    history = []
+    it = 0
+    while True:
+        log_f = estimate_log_gaussian_prob(None, means, prec, covariance_type, features=f)
+        a_rows = alphas.T[y_codes]  # (n, C): alpha of each row's class
+        log_mix, log_new = _mixed_log_density(log_p_old, log_f, a_rows)
+        ll = log_mix.sum(axis=0)
+        history.append(ll)
+        if it >= max_iter or (it > 0 and np.max(np.abs(history[-1] - history[-2])) / n < tol):
+            break
+        r = np.exp(log_new - log_mix)  # eq 22, (n, C)
+        _, means, covs = estimate_gaussian_parameters(None, r, reg_covar, covariance_type,
+                                                      features=f)  # eqs 23-24
+        new_alpha = (onehot.T @ r).T / np.where(present, counts, 1.0)  # eq 25, (C, K)
+        alphas = np.where(present[None, :], new_alpha, alphas)
+        prec = compute_precision_cholesky(covs, covariance_type)
+        it += 1
+    out = Candidates(means, covs, alphas, cand.source.copy())
+    return PartialEMResult(out, prec, log_f, history[-1], history, it)
+
+
+def class_loglik_change(y_codes: np.ndarray, log_p_old: np.ndarray, log_f_new: np.ndarray,
+                        alphas: np.ndarray) -> np.ndarray:
+    """Per-class mean log-likelihood change of adding each candidate (001 eq 26 / 000 eq 37).
+
+    Parameters
+    ----------
+    y_codes : ndarray of int (n,)
+    log_p_old : ndarray (n,)
+        ``log p(x | y; Theta_M)``.
+    log_f_new : ndarray (n, C)
+        Candidate log densities.
+    alphas : ndarray (C, K)
+
+    Returns
+    -------
+    ndarray of shape (C, K)
+        ``dL_k`` per candidate and class; 0 for classes without rows.
+    """
+    K = alphas.shape[1]
+    a_rows = alphas.T[y_codes]
+    term = np.logaddexp(safe_log(1.0 - a_rows), safe_log(a_rows) + log_f_new - log_p_old[:, None])
+    counts = np.bincount(y_codes, minlength=K).astype(float)
+    onehot = np.zeros((y_codes.size, K))
+    onehot[np.arange(y_codes.size), y_codes] = 1.0
+    sums = (onehot.T @ term).T  # (C, K)
+    return sums / np.where(counts > 0, counts, 1.0)[None, :]
+
+
+def select_candidate(delta: np.ndarray, threshold: float = 0.01, min_classes: int = 2
+                     ) -> tuple[int | None, np.ndarray, np.ndarray]:
+    """Apply 001's selection rule to the per-class changes ``delta`` (C, K).
+
+    Returns
+    -------
+    best : int or None
+        Index of the candidate to add, or None when no kept candidate exceeds ``threshold``.
+    kept : ndarray of bool (C,)
+        Candidates that increase the likelihood of at least ``min_classes`` classes.
+    total : ndarray (C,)
+        Sum of the positive ``dL_k`` of each candidate (-inf for discarded ones).
+    """
+    pos = delta > 0
+    kept = pos.sum(axis=1) >= min_classes
+    total = np.where(kept, np.where(pos, delta, 0.0).sum(axis=1), -np.inf)
+    if not kept.any():
+        return None, kept, total
+    best = int(np.argmax(total))
+    return (best if total[best] > threshold else None), kept, total
+
+
+def insert_component(params: PRBFParams, mean: np.ndarray, covariance: np.ndarray,
+                     precision_cholesky: np.ndarray, alpha: np.ndarray) -> PRBFParams:
+    """Network with one more component, mixed in by 001 eq 16 (class priors unchanged)."""
+    w = np.vstack([params.weights * (1.0 - alpha)[None, :], alpha[None, :]])
+    return PRBFParams(
+        means=np.vstack([params.means, mean[None]]),
+        covariances=np.concatenate([params.covariances, covariance[None]]),
+        precisions_cholesky=np.concatenate([params.precisions_cholesky,
+                                            precision_cholesky[None]]),
+        weights=w, class_priors=params.class_priors.copy(),
+        covariance_type=params.covariance_type)
+
+
+@dataclass
+class AdditionInfo:
+    """What :func:`try_add_component` did.
+
+    Attributes
+    ----------
+    added : bool
+    n_candidates : int
+        Candidates generated (14 per non-trivial partition).
+    n_kept : int
+        Candidates raising the likelihood of >= ``min_classes`` classes.
+    best_total : float
+        Largest total increase among kept candidates (-inf if none).
+    best_delta : ndarray (K,) or None
+        Per-class changes of the chosen/best candidate.
+    source_component : int or None
+        Partition the best candidate came from.
+    partial_em_iter : int
+    em_info : object or None
+        Whatever the EM routine returned besides the parameters (None when EM was not run).
+    """
+
+    added: bool
+    n_candidates: int
+    n_kept: int
+    best_total: float
+    best_delta: np.ndarray | None = None
+    source_component: int | None = None
+    partial_em_iter: int = 0
+    em_info: object = None
+
+
+def propose_component(X: np.ndarray, y: np.ndarray, params: PRBFParams, *,
+                      threshold: float = 0.01, min_classes: int = 2, depth: int = 3,
+                      split_point: str = "mean", reg_covar: float = 1e-6,
+                      partial_max_iter: int = 10, partial_tol: float = 1e-5,
+                      min_size: int = 2) -> tuple[PRBFParams | None, AdditionInfo]:
+    """Steps 1-5 of the module docstring on the labeled rows, without the final EM.
+
+    Parameters: see :func:`try_add_component`.
+
+    Returns
+    -------
+    (PRBFParams or None, AdditionInfo)
+    """
+    if split_point not in SPLIT_POINTS:
+        raise ValueError(f"split_point must be one of {SPLIT_POINTS}, got {split_point!r}")
+    codes = label_codes(y)
+    lab = codes >= 0
+    if not lab.any():
+        return None, AdditionInfo(False, 0, 0, -np.inf)
+    K = params.n_classes
+    ct = params.covariance_type
+    data = prepare_data(np.asarray(X, dtype=np.float64)[lab], codes[lab], K, ct)
+    est = e_step(data, params)  # log_norm = log p(x | y; Theta_M) for labeled rows
+    Xl, yl, log_p_old = data.X, data.codes, est.log_norm
+    counts = data.class_counts
+    assign = component_partition(est.log_prob, params.weights, counts / counts.sum())
+    cand = initial_candidates(Xl, assign, params, depth, split_point, reg_covar, min_size)
+    n_cand = cand.means.shape[0]
+    if n_cand == 0:
+        return None, AdditionInfo(False, 0, 0, -np.inf)
+    res = partial_em(Xl, yl, log_p_old, cand, ct, reg_covar, partial_max_iter, partial_tol,
+                     features=data.features)
+    delta = class_loglik_change(yl, log_p_old, res.log_f, res.candidates.alphas)
+    best, kept, total = select_candidate(delta, threshold, min_classes)
+    top = int(np.argmax(total)) if kept.any() else None
+    info = AdditionInfo(
+        added=best is not None, n_candidates=n_cand, n_kept=int(kept.sum()),
+        best_total=float(total[top]) if top is not None else -np.inf,
+        best_delta=delta[top] if top is not None else None,
+        source_component=int(res.candidates.source[top]) if top is not None else None,
+        partial_em_iter=res.n_iter)
+    if best is None:
+        return None, info
+    c = res.candidates
+    new = insert_component(params, c.means[best], c.covariances[best],
+                           res.precisions_cholesky[best], c.alphas[best])
+    return new, info
+
+
+def try_add_component(X: np.ndarray, y: np.ndarray, params: PRBFParams,
+                      rng: np.random.Generator | None = None, *, threshold: float = 0.01,
+                      min_classes: int = 2, depth: int = 3, split_point: str = "mean",
+                      reg_covar: float = 1e-6, partial_max_iter: int = 10,
+                      partial_tol: float = 1e-5, min_size: int = 2, em: bool = True,
+                      em_tol: float = 1e-4, em_max_iter: int = 200
+                      ) -> tuple[PRBFParams | None, AdditionInfo]:
+    """Try to add one component to a PRBF network (001 §III; semi-supervised: 000 eqs 34-37).
+
+    The candidates, their partial EM and the acceptance test use the **labeled** rows only;
+    the final EM (``em=True``) uses **all** rows: supervised EM (001 eqs 7-10) when every row
+    is labeled, semi-supervised EM (000 eqs 17-29, class priors re-estimated) otherwise.
+    Deterministic: no random number is drawn.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        All rows (labeled and unlabeled).
+    y : ndarray of shape (n,)
+        Class codes ``0..K-1``; ``nan`` (float) or ``-1`` marks an unlabeled row.
+    params : PRBFParams
+        The current *unsplit* network ``PRBF(M)`` (K = ``params.n_classes`` classes).
+    rng : numpy Generator or None
+        Accepted for interface stability; unused (the procedure is deterministic).
+    threshold : float, default=0.01
+        Minimum total per-class increase (sum of the positive eq-26/37 terms) to add a node.
+    min_classes : int, default=2
+        A candidate must raise the likelihood of at least this many classes.
+    depth : int, default=3
+        kd-tree levels below the root: 2 + 4 + 8 = 14 candidates per component.
+    split_point : {"mean", "median"}, default="mean"
+        Where the kd-tree hyperplane crosses the principal axis.
+    reg_covar : float, default=1e-6
+        Covariance floor (candidates, partial EM, final EM).
+    partial_max_iter : int, default=10
+        Maximum partial-EM updates per candidate (0: use the raw kd-tree statistics).
+    partial_tol : float, default=1e-5
+        Partial EM stops when no candidate's eq-17 value per labeled row changes more.
+    min_size : int, default=2
+        Smallest kd-tree subset used as a candidate.
+    em : bool, default=True
+        Run EM on the grown network (on all rows).  With ``False`` the caller runs it.
+    em_tol, em_max_iter : float, int
+        Passed to :func:`alprbf.prbf._em.run_em`.
+
+    Returns
+    -------
+    new_params : PRBFParams or None
+        The network with ``M + 1`` components (after EM when ``em``), or None when no
+        candidate passes the test (then the network should stay as it is).
+    info : AdditionInfo
+        Candidate counts, the best total increase and per-class changes, and
+        ``em_info`` = the :class:`~alprbf.prbf._em.EMResult` of the final EM (or None).
+
+    Examples
+    --------
+    >>> new, info = try_add_component(X, y_nan, network, rng)          # doctest: +SKIP
+    >>> network = new if new is not None else network                    # doctest: +SKIP
+    """
+    del rng  # deterministic procedure
+    new, info = propose_component(X, y, params, threshold=threshold, min_classes=min_classes,
+                                  depth=depth, split_point=split_point, reg_covar=reg_covar,
+                                  partial_max_iter=partial_max_iter, partial_tol=partial_tol,
+                                  min_size=min_size)
+    if new is None or not em:
+        return new, info
+    data = prepare_data(X, y, params.n_classes, params.covariance_type)
+    res: EMResult = run_em(data, new, tol=em_tol, max_iter=em_max_iter, reg_covar=reg_covar)
+    info.em_info = res
+    return res.params, info
