@@ -71,6 +71,7 @@ class Waveform(DatasetLoader):
     """
 
     description = "Breiman waveform, generated (default 5000 x 21, 3 classes)"
+    expected = (5000, 21, 3)  # with the default parameters
     citation = "Breiman, Friedman, Olshen & Stone (1984), Classification and Regression Trees"
 
     def __init__(self, n_samples: int = 5000, noise: float = 1.0) -> None:
@@ -99,6 +100,7 @@ class TwoMoons(DatasetLoader):
     """
 
     description = "two interleaving moons, generated (default 800 x 2, 2 classes)"
+    expected = (800, 2, 2)  # with the default parameters
     citation = "Melacci & Belkin (2011), LapSVM in the primal (two-moons data); sklearn make_moons"
 
     def __init__(self, n_samples: int = 800, noise: float = 0.1) -> None:
@@ -157,6 +159,7 @@ class Clouds(DatasetLoader):
     """
 
     description = "ELENA-style clouds, generated (default 5000 x 2, 2 classes)"
+    expected = (5000, 2, 2)  # with the default parameters
     citation = "ELENA project, Aviles-Cruz, Guerin-Dugue, Voz & Van Cappel (1995), artificial 'clouds'"
 
     def __init__(self, n_samples: int = 5000) -> None:
@@ -192,6 +195,7 @@ class Concentric(DatasetLoader):
     """
 
     description = "ELENA concentric, generated (default 2500 x 2, 2 classes, 36.8/63.2 %)"
+    expected = (2500, 2, 2)  # with the default parameters
     citation = "ELENA project, Aviles-Cruz, Guerin-Dugue, Voz & Van Cappel (1995), artificial 'concentric'"
 
     def __init__(self, n_samples: int = 2500, inner_fraction: float = 921 / 2500) -> None:
@@ -233,6 +237,7 @@ class RipleySynthetic(DatasetLoader):
     """
 
     description = "Ripley's synthetic problem, generated (default 1250 x 2, 2 classes)"
+    expected = (1250, 2, 2)  # with the default parameters
     citation = "Ripley (1994), Neural networks and related methods for classification, JRSS B 56"
 
     def __init__(self, n_samples: int = 1250) -> None:

@@ -1,0 +1,248 @@
+"""``alprbf datasets ...``: list, describe, fetch and verify the data sets.
+
+Mounted by :mod:`alprbf.cli` as a sub-command; also runnable on its own with
+``python -m alprbf.cli_datasets``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import numpy as np
+import typer
+
+from .cli import user_errors  # UserError -> one line on stderr, exit 2
+from .datasets import DATASETS
+from .datasets.fetch import ENV_HOME, ENV_MIRROR, data_home, is_available, mirror_dir, resolve
+from .datasets.published import PublishedDataset
+from .errors import UserError
+from .registry import parameters_of
+
+datasets_app = typer.Typer(no_args_is_help=True, help="List, describe, fetch and verify data sets.")
+
+HomeOpt = Annotated[Path | None, typer.Option("--data-home", help=f"Cache directory (default: "
+                                              f"${ENV_HOME} or the user cache dir).")]
+MirrorOpt = Annotated[Path | None, typer.Option("--mirror", help=f"Read-only local mirror "
+                                                f"(default: ${ENV_MIRROR}).")]
+
+# Shapes printed in the papers' data tables: (table, n, d, K, note on any difference).
+PAPER = {
+    "segmentation": ("000 T1", 2310, 19, 7, ""),
+    "waveform": ("000 T1, 001 TI", 5000, 21, 3, "generated; the UCI file is waveform_uci"),
+    "waveform_uci": ("000 T1, 001 TI", 5000, 21, 3, ""),
+    "optdigits": ("000 T1", 5620, 62, 10, "64 columns in the files, 2 always 0: "
+                  "drop_constant gives the paper's 62"),
+    "pendigits": ("000 T1", 10992, 16, 10, ""),
+    "bupa": ("001 TI", 345, 6, 2, ""),
+    "pima": ("001 TI, 003 T1", 768, 8, 2, ""),
+    "iris": ("001 TI, 003 T1", 150, 4, 3, "sklearn copy: rows 35, 38 as in Fisher (1936)"),
+    "iris_uci": ("001 TI, 003 T1", 150, 4, 3, "UCI errata in rows 35, 38"),
+    "vehicle": ("001 TI, 003 T1", 846, 18, 4, ""),
+    "glass": ("001 TI, 003 T1", 214, 9, 6, ""),
+    "wine": ("001 TI, 003 T1", 178, 13, 3, "sklearn copy, same values as wine_uci"),
+    "wine_uci": ("001 TI, 003 T1", 178, 13, 3, ""),
+    "new_thyroid": ("001 TI", 215, 5, 3, ""),
+    "satimage": ("002 text, 003 T1", 6435, 36, 6, "003 T1 prints 6345 rows (digits swapped) and "
+                 "class shares that do not match the file"),
+    "phoneme": ("002 text, 003 T1", 5404, 5, 2, "KEEL copy of the ELENA data"),
+    "australian": ("003 T1", 690, 14, 2, "6 continuous + 8 categorical"),
+    "credit_a": ("003 T1", 690, 15, 2, "6 + 9 categorical; 67 missing cells"),
+    "credit_g": ("003 T1", 1000, 20, 2, "7 + 13 categorical"),
+    "ecoli": ("003 T1", 336, 7, 8, ""),
+    "heart": ("003 T1", 270, 13, 2, "6 + 7 categorical"),
+    "page_blocks": ("003 T1", 5473, 10, 5, ""),
+    "seeds": ("003 T1", 210, 7, 3, ""),
+    "vowel": ("003 T1", 528, 10, 11, "training rows of vowel-context.data (990 with subset: all)"),
+    "yeast": ("003 T1", 1484, 8, 10, "003 T1 class shares for NUC/ME3 (28.1/10.1 %) differ from "
+              "the file (28.9/11.0 %)"),
+    "ripley": ("003 T1", 1250, 2, 2, ""),
+    "ripley_synthetic": ("003 T1", 1250, 2, 2, "generated fallback for ripley"),
+    "clouds": ("003 T1", 5000, 2, 2, "generated, ELENA parameters reconstructed; 003 T1 prints "
+               "class shares 52.2/50.0 (typo for 50/50)"),
+    "concentric": ("003 T1", 2500, 2, 2, "generated"),
+    "two_moons": ("003 T1", 800, 2, 2, "generated"),
+    "mnist": ("003 T1", 70000, 784, 10, "003 cross-validates on subset: train (60000), then "
+              "pca: 34"),
+}
+
+
+def _origin(cls) -> str:
+    if issubclass(cls, PublishedDataset):
+        return "file"
+    return getattr(cls, "source", "") or "generated"
+
+
+def _availability(cls, home, mirror) -> str:
+    if not issubclass(cls, PublishedDataset):
+        return "n/a"
+    places = [is_available(cls.folder, f, home=home, mirror=mirror) for f in cls.files]
+    if all(p == "cache" for p in places):
+        return "cache"
+    if all(p is not None for p in places):
+        return "mirror" if all(p == "mirror" for p in places) else "cache+mirror"
+    return "partial" if any(places) else "no"
+
+
+def _shape(cls) -> tuple[str, str, str]:
+    exp = getattr(cls, "expected", None)
+    if exp is None:
+        return "?", "?", "?"
+    return tuple(str(v) for v in exp)  # type: ignore[return-value]
+
+
+@datasets_app.command("list")
+@user_errors
+def list_cmd(data_home_: HomeOpt = None, mirror: MirrorOpt = None) -> None:
+    """Every registered data set: shape, source and whether its files are at hand."""
+    from rich.console import Console
+    from rich.table import Table
+
+    mirror_dir(mirror)  # refuse a bad mirror path early
+    table = Table(title=f"data sets (cache: {data_home(data_home_)})")
+    for col in ("name", "n", "d", "K", "source", "cached?", "description"):
+        table.add_column(col, justify="right" if col in ("n", "d", "K") else "left")
+    for name in DATASETS:
+        cls = DATASETS[name]
+        n, d, k = _shape(cls)
+        table.add_row(name, n, d, k, _origin(cls), _availability(cls, data_home_, mirror),
+                      getattr(cls, "description", ""))
+    Console(width=160).print(table)
+
+
+@datasets_app.command("info")
+@user_errors
+def info_cmd(name: Annotated[str, typer.Argument(help="Registered data set name.")],
+             data_home_: HomeOpt = None, mirror: MirrorOpt = None) -> None:
+    """Description, citation, licence, parameters and files of one data set."""
+    cls = DATASETS[name]
+    doc = (cls.__doc__ or "").strip()
+    lines = [f"{name}: {getattr(cls, 'description', '')}", "", doc, ""]
+    n, d, k = _shape(cls)
+    lines.append(f"expected shape: n={n} d={d} K={k}")
+    if name in PAPER:
+        t, pn, pd_, pk, note = PAPER[name]
+        lines.append(f"paper ({t}): n={pn} d={pd_} K={pk}" + (f" - {note}" if note else ""))
+    for attr in ("citation", "licence", "homepage"):
+        if getattr(cls, attr, ""):
+            lines.append(f"{attr}: {getattr(cls, attr)}")
+    params = parameters_of(cls)
+    lines.append("parameters: " + (", ".join(f"{k}={v!r}" for k, v in params.items()) or "none"))
+    if issubclass(cls, PublishedDataset):
+        counts = ", ".join(f"{c}: {v}" for c, v in cls.class_counts.items())
+        lines.append(f"class counts (all rows): {counts}")
+        lines.append(f"files (folder '{cls.folder}' in the cache / mirror):")
+        for f in cls.files:
+            where = is_available(cls.folder, f, home=data_home_, mirror=mirror) or "not at hand"
+            comp = f" (served as .{f.compression}, decompressed)" if f.compression else ""
+            member = f" (member {f.member} of the archive)" if f.member else ""
+            lines.append(f"  {f.name}  sha256 {f.sha256}  [{where}]")
+            lines.append(f"      {f.url}{comp}{member}")
+    typer.echo("\n".join(lines))
+
+
+@datasets_app.command("fetch")
+@user_errors
+def fetch_cmd(name: Annotated[str | None, typer.Argument(help="Data set name.")] = None,
+              all_: Annotated[bool, typer.Option("--all", help="Every file-backed data set.")]
+              = False,
+              data_home_: HomeOpt = None, mirror: MirrorOpt = None) -> None:
+    """Make a data set's files available: cache, else mirror, else download (verified)."""
+    if all_ == (name is not None):
+        raise UserError("give a data set NAME or --all (not both); see 'alprbf datasets list'")
+    names = [n for n in DATASETS if issubclass(DATASETS[n], PublishedDataset)] if all_ else [name]
+    failed = 0
+    for n in names:
+        cls = DATASETS[n]
+        if not issubclass(cls, PublishedDataset):
+            typer.echo(f"{n}: generated or bundled, nothing to fetch")
+            continue
+        for f in cls.files:
+            try:
+                path, origin = resolve(n, cls.folder, f, home=data_home_, mirror=mirror)
+                typer.echo(f"{n}/{f.name}: {origin} {path}")
+            except UserError as exc:
+                if not all_:
+                    raise
+                failed += 1
+                typer.echo(f"error: {exc}", err=True)
+    if failed:
+        raise typer.Exit(1)
+
+
+def verify_one(name: str, home=None, mirror=None, allow_download: bool = False) -> dict:
+    """Load one data set and check it; returns a row for the verify table."""
+    cls = DATASETS[name]
+    row = {"name": name, "status": "ok", "n": "", "d": "", "K": "", "source": "", "detail": ""}
+    if name in PAPER:
+        t, pn, pd_, pk, note = PAPER[name]
+        row["paper"] = f"{pn} x {pd_} x {pk} ({t})"
+        row["detail"] = note
+    if name == "file":
+        row.update(status="skipped", detail="your own file: needs params path and target")
+        return row
+    try:
+        if issubclass(cls, PublishedDataset):
+            if not allow_download and _availability(cls, home, mirror) in ("no", "partial"):
+                row["status"] = "missing"
+                row["detail"] = "files not in cache or mirror (alprbf datasets fetch " + name + ")"
+                return row
+            ds = cls().load_files(home=home, mirror=mirror, allow_download=allow_download,
+                                  progress=False)
+        else:
+            ds = cls().load(np.random.SeedSequence(0))
+            exp = getattr(cls, "expected", None)
+            if exp is not None and (ds.n_samples, ds.n_features, ds.n_classes) != tuple(exp):
+                raise UserError(f"generated {ds.X.shape} with {ds.n_classes} classes, "
+                                f"expected {exp}")
+        row.update(n=str(ds.n_samples), d=str(ds.n_features), K=str(ds.n_classes),
+                   source=ds.source)
+    except UserError as exc:
+        row.update(status="FAIL", detail=str(exc))
+    return row
+
+
+@datasets_app.command("verify")
+@user_errors
+def verify_cmd(names: Annotated[list[str] | None, typer.Argument(help="Data sets (default: all).")]
+               = None,
+               data_home_: HomeOpt = None, mirror: MirrorOpt = None,
+               download: Annotated[bool, typer.Option(help="Download files that are missing.")]
+               = False) -> None:
+    """Load each available data set and check checksums, shape and class counts (exit 1 on failure)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    mirror_dir(mirror)
+    for n in names or []:
+        DATASETS[n]  # unknown names -> UserError with the valid choices
+    rows = [verify_one(n, data_home_, mirror, download) for n in (names or list(DATASETS))]
+    table = Table(title="dataset verification")
+    for col in ("name", "status", "n", "d", "K", "paper n x d x K (table)", "source", "detail"):
+        table.add_column(col, overflow="fold")
+    for r in rows:
+        style = {"ok": "green", "FAIL": "bold red", "missing": "yellow",
+                 "skipped": "dim"}[r["status"]]
+        table.add_row(r["name"], f"[{style}]{r['status']}[/]", r["n"], r["d"], r["K"],
+                      r.get("paper", ""), r["source"], r["detail"])
+    Console(width=200).print(table)
+    n_fail = sum(r["status"] == "FAIL" for r in rows)
+    n_ok = sum(r["status"] == "ok" for r in rows)
+    n_missing = sum(r["status"] == "missing" for r in rows)
+    n_skip = sum(r["status"] == "skipped" for r in rows)
+    typer.echo(f"{n_ok} ok, {n_fail} failed, {n_missing} not available, {n_skip} skipped")
+    if n_fail:
+        raise typer.Exit(1)
+
+
+def main() -> None:
+    try:
+        datasets_app()
+    except UserError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()
