@@ -143,9 +143,9 @@ def validate(
     check(cfg, datasets)
     tasks = plan(cfg)
     p = cfg.protocol
-    typer.echo(f"{config}: ok ({len(cfg.datasets)} datasets x {len(cfg.models)} models x "
-               f"{len(cfg.strategies)} strategies x {p.repetitions} repetitions x {p.folds} "
-               f"folds = {len(tasks)} tasks, {p.budget} queries each)")
+    typer.echo(f"{config}: ok ({len(cfg.datasets)} datasets x {len(cfg.methods)} methods x "
+               f"{p.repetitions} repetitions x {p.folds} folds = {len(tasks)} tasks, "
+               f"{p.budget} queries each)")
 
 
 def _mount_subapps() -> None:

@@ -1,7 +1,7 @@
 """Experiment configuration: YAML -> frozen, validated objects.
 
-A config names one or more datasets, models and strategies (lists expand to a grid) and a
-cross-validation / active-learning protocol.  Every problem is reported as a one-line
+A config names one or more datasets, models and strategies (lists expand to a grid, or
+``methods`` lists explicit model/strategy pairs) and a cross-validation / active-learning protocol.  Every problem is reported as a one-line
 :class:`~alprbf.errors.UserError` naming the field and the valid choices.
 """
 
@@ -26,7 +26,7 @@ INITIAL_METHODS = ("random", "per_class", "density", "all")
 SCALES = ("smoke", "full")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Component:
     """A registry name with its parameters; ``label`` names it in results (default: name)."""
 
@@ -34,8 +34,17 @@ class Component:
     params: dict[str, Any] = field(default_factory=dict)
     label: str = ""
 
+    def _key(self) -> str:
+        return json.dumps([type(self).__name__, asdict(self)], sort_keys=True, default=str)
 
-@dataclass(frozen=True)
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Component) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return int(hashlib.sha256(self._key().encode()).hexdigest()[:15], 16)
+
+
+@dataclass(frozen=True, eq=False)
 class DatasetSpec(Component):
     preprocessing: Preprocessing = field(default_factory=Preprocessing)
 
@@ -95,13 +104,20 @@ class Protocol:
 class Config:
     name: str
     datasets: tuple[DatasetSpec, ...]
-    models: tuple[Component, ...]
-    strategies: tuple[Component, ...]
+    methods: tuple[tuple[Component, Component], ...]
     protocol: Protocol
     reference: str | None = None
     scales: dict[str, dict[str, Any]] = field(default_factory=dict)
     scale: str = "full"
     source: str = ""
+
+    @property
+    def models(self) -> tuple[Component, ...]:
+        return tuple(dict.fromkeys(m for m, _ in self.methods))
+
+    @property
+    def strategies(self) -> tuple[Component, ...]:
+        return tuple(dict.fromkeys(s for _, s in self.methods))
 
     def with_scale(self, scale: str | None) -> Config:
         """Apply the ``scales[scale]`` protocol overrides (``full`` or None: unchanged)."""
@@ -183,15 +199,30 @@ def _component(raw: Any, kind: str, registry: Registry, where: str,
     if not isinstance(params, dict):
         raise _fail(f"{where}.params", f"expected a mapping, got {type(params).__name__}")
     check_params(kind, name, factory, params, skip=skip)
+    _try_build(kind, name, factory, params)
     label = raw.get("label") or ""
     if not isinstance(label, str):
         raise _fail(f"{where}.label", "expected a string")
     return name, dict(params), label, {k: raw[k] for k in extra_keys if k in raw}
 
 
+def _try_build(kind: str, name: str, factory, params: dict) -> None:
+    """Construct models and strategies once so that bad parameter values fail at parse time."""
+    if kind == "dataset":
+        return  # loaders may touch files; they are checked by `validate` / `run`
+    kwargs = {"n_classes": 2, "random_state": 0} if kind == "model" else {}
+    try:
+        factory(**kwargs, **params)
+    except UserError:
+        raise
+    except (TypeError, ValueError) as exc:
+        raise UserError(f"{kind} '{name}': bad parameter value ({exc})".splitlines()[0]) from None
+
+
 def _unique_labels(items: list, kind: str) -> list:
-    """Default labels: the name, or name-<params hash> when one name occurs twice."""
-    names = [c.name for c in items]
+    """Default labels: the name, or name-<params hash> when one name occurs with other params."""
+    distinct = list(dict.fromkeys(items))
+    names = [c.name for c in distinct]
     out = []
     for c in items:
         label = c.label
@@ -201,7 +232,7 @@ def _unique_labels(items: list, kind: str) -> list:
                 h = hashlib.sha256(json.dumps(c.params, sort_keys=True).encode()).hexdigest()
                 label = f"{c.name}-{h[:6]}"
         out.append(replace(c, label=label))
-    labels = [c.label for c in out]
+    labels = [c.label for c in dict.fromkeys(out)]
     dup = {x for x in labels if labels.count(x) > 1}
     if dup:
         raise UserError(f"two {kind} entries share the label {sorted(dup)[0]!r}; give them "
@@ -254,7 +285,51 @@ def _parse_protocol(raw: Any, where: str = "protocol") -> Protocol:
     return proto
 
 
-TOP_KEYS = ("name", "dataset", "model", "strategy", "protocol", "reference", "scales")
+TOP_KEYS = ("name", "dataset", "model", "strategy", "methods", "protocol", "reference",
+            "scales")
+
+
+def _parse_list(raw: Any, kind: str, registry: Registry, where: str,
+                skip: tuple[str, ...]) -> list[Component]:
+    out = []
+    for i, item in enumerate(_as_list(raw)):
+        w = where if not isinstance(raw, list) else f"{where}[{i}]"
+        n, p, lab, _ = _component(item, kind, registry, w, skip=skip)
+        out.append(Component(name=n, params=p, label=lab))
+    return out
+
+
+MODEL_SKIP = ("n_classes", "random_state")
+
+
+def _parse_methods(data: dict) -> list[tuple[Component, Component]]:
+    """``model`` x ``strategy`` grid, or the explicit ``methods`` list of pairs."""
+    if "methods" in data:
+        if "model" in data or "strategy" in data:
+            raise UserError("config: give either 'methods' (a list of model/strategy pairs) or "
+                            "'model' and 'strategy' (a grid), not both")
+        raw = data["methods"]
+        if not isinstance(raw, list) or not raw:
+            raise _fail("methods", "expected a non-empty list of {model: ..., strategy: ...}")
+        pairs = []
+        for i, item in enumerate(raw):
+            _check_keys(item, ("model", "strategy"), f"methods[{i}]")
+            if "model" not in item:
+                raise _fail(f"methods[{i}]", "needs a 'model'")
+            m = _parse_list(item["model"], "model", MODELS, f"methods[{i}].model", MODEL_SKIP)
+            s = _parse_list(item.get("strategy", "random"), "strategy", STRATEGIES,
+                            f"methods[{i}].strategy", ())
+            if len(m) != 1 or len(s) != 1:
+                raise _fail(f"methods[{i}]", "takes one model and one strategy (not lists)")
+            pairs.append((m[0], s[0]))
+        return pairs
+    if "model" not in data:
+        raise UserError("config field 'model' is missing (required: name, dataset, and model "
+                        "or methods)")
+    models = _parse_list(data["model"], "model", MODELS, "model", MODEL_SKIP)
+    strategies = _parse_list(data.get("strategy", "random"), "strategy", STRATEGIES,
+                             "strategy", ())
+    return [(m, s) for m in models for s in strategies]
 
 
 def parse_config(data: Any, source: str = "<dict>", base_dir: Path | None = None) -> Config:
@@ -263,9 +338,10 @@ def parse_config(data: Any, source: str = "<dict>", base_dir: Path | None = None
         raise UserError(f"{source}: a config must be a YAML mapping with fields "
                         + ", ".join(TOP_KEYS))
     _check_keys(data, TOP_KEYS, "")
-    for req in ("name", "dataset", "model"):
+    for req in ("name", "dataset"):
         if req not in data:
-            raise UserError(f"config field '{req}' is missing (required: name, dataset, model)")
+            raise UserError(f"config field '{req}' is missing (required: name, dataset, and "
+                            "model or methods)")
     name = data["name"]
     if not isinstance(name, str) or not name.strip() or any(c in name for c in "/\\:"):
         raise _fail("name", "expected a non-empty string without '/', '\\' or ':'")
@@ -276,16 +352,9 @@ def parse_config(data: Any, source: str = "<dict>", base_dir: Path | None = None
         n, p, lab, extra = _component(raw, "dataset", DATASETS, where, skip=())
         pre = _parse_preprocessing(extra.get("preprocessing"), f"{where}.preprocessing")
         datasets.append(DatasetSpec(name=n, params=p, label=lab, preprocessing=pre))
-    models = []
-    for i, raw in enumerate(_as_list(data["model"])):
-        where = "model" if not isinstance(data["model"], list) else f"model[{i}]"
-        n, p, lab, _ = _component(raw, "model", MODELS, where, skip=("n_classes", "random_state"))
-        models.append(Component(name=n, params=p, label=lab))
-    strategies = []
-    for i, raw in enumerate(_as_list(data.get("strategy", "random"))):
-        where = "strategy" if not isinstance(data.get("strategy"), list) else f"strategy[{i}]"
-        n, p, lab, _ = _component(raw, "strategy", STRATEGIES, where, skip=())
-        strategies.append(Component(name=n, params=p, label=lab))
+    pairs = _parse_methods(data)
+    models = dict(zip(pairs, _unique_labels([m for m, _ in pairs], "model"), strict=True))
+    strats = dict(zip(pairs, _unique_labels([s for _, s in pairs], "strategy"), strict=True))
 
     protocol = _parse_protocol(data.get("protocol"))
     reference = data.get("reference")
@@ -304,8 +373,7 @@ def parse_config(data: Any, source: str = "<dict>", base_dir: Path | None = None
     cfg = Config(
         name=name,
         datasets=tuple(_unique_labels(datasets, "dataset")),
-        models=tuple(_unique_labels(models, "model")),
-        strategies=tuple(_unique_labels(strategies, "strategy")),
+        methods=tuple(dict.fromkeys((models[p], strats[p]) for p in pairs)),
         protocol=protocol,
         reference=reference,
         scales={str(k): dict(v or {}) for k, v in scales.items()},

@@ -47,6 +47,9 @@ class Registry(Mapping[str, T], Generic[T]):
         except KeyError:
             raise unknown_name(self.kind, name, self._items) from None
 
+    def __contains__(self, name: object) -> bool:
+        return name in self._items
+
     def __iter__(self) -> Iterator[str]:
         return iter(sorted(self._items))
 

@@ -53,7 +53,7 @@ def plan(cfg: Config) -> list[Task]:
     """All tasks of the grid: dataset x model x strategy x repetition x fold."""
     name = experiment_name(cfg)
     return [Task(name, d, m, s, r, f)
-            for d in cfg.datasets for m in cfg.models for s in cfg.strategies
+            for d in cfg.datasets for m, s in cfg.methods
             for r in range(cfg.protocol.repetitions) for f in range(cfg.protocol.folds)]
 
 

@@ -59,7 +59,7 @@ def main() -> None:
 
     if "bench_constant" not in MODELS:
         MODELS.add("bench_constant", _Constant)
-    q = 2000
+    q = 1500
     over = parse_config({**BASE, "model": "bench_constant", "strategy": "random",
                          "dataset": {"name": "waveform", "params": {"n_samples": 4000}},
                          "protocol": {**BASE["protocol"], "folds": 2, "budget": q}})

@@ -52,7 +52,8 @@ CASES = {
     "missing model field": (lambda t: ["validate", _tiny(t, model=None)],
                             "config field 'model' is missing"),
     "unknown uncertainty measure": (lambda t: ["run", _tiny(
-        t, strategy={"name": "uncertainty", "params": {"measure": "margn"}}), "-q"],
+        t, strategy={"name": "uncertainty", "params": {"measure": "margn"}}), "-q",
+        "--out", str(t / "out")],
         "did you mean 'margin'"),
     "reference file missing": (lambda t: ["validate", _tiny(t, reference="refs/none.csv")],
                                "file not found"),
@@ -63,7 +64,8 @@ CASES = {
         "dataset file not found"),
     "report on a missing directory": (lambda t: ["report", str(t / "nothing")], "not found"),
     "list unknown kind": (lambda t: ["list", "modles"], "did you mean 'models'"),
-    "jobs zero": (lambda t: ["run", _tiny(t), "--jobs", "0", "-q"], "--jobs must be >= 1"),
+    "jobs zero": (lambda t: ["run", _tiny(t), "--jobs", "0", "-q", "--out", str(t / "o")],
+                  "--jobs must be >= 1"),
     "bad report format": (lambda t: ["report", str(t), "--format", "html"], "--format 'html'"),
     "negative seed": (lambda t: ["validate", _tiny(t, protocol={"seed": -1})], "protocol.seed"),
     "initial size bigger than per-class rows": (lambda t: ["validate", _tiny(
@@ -100,3 +102,8 @@ def test_real_entry_point_prints_no_traceback(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.strip().startswith("error: unknown model 'nope'")
     assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_methods_and_grid_are_exclusive(tmp_path):
+    res = runner.invoke(app, ["validate", _tiny(tmp_path, methods=[{"model": "svc"}])])
+    assert res.exit_code == 2 and "not both" in res.stderr

@@ -1,0 +1,59 @@
+"""Config parsing: grid expansion, explicit methods, labels, scales, digest."""
+
+from __future__ import annotations
+
+import pytest
+
+from alprbf.config import parse_config
+from alprbf.errors import UserError
+from alprbf.runner import plan
+
+BASE = {"name": "c", "dataset": ["iris", "wine"], "protocol": {"folds": 3, "repetitions": 2}}
+
+
+def test_grid_expands_every_combination():
+    cfg = parse_config({**BASE, "model": ["svc", "gaussian_nb"],
+                        "strategy": ["random", "uncertainty", "posterior_ratio"]})
+    assert len(cfg.methods) == 6
+    assert len(plan(cfg)) == 2 * 6 * 2 * 3
+
+
+def test_explicit_methods_pairs():
+    cfg = parse_config({**BASE, "methods": [
+        {"model": "gaussian_nb", "strategy": "random"},
+        {"model": "gaussian_nb", "strategy": {"name": "uncertainty"}},
+        {"model": {"name": "svc", "params": {"C": 2.0}}, "strategy": "uncertainty"}]})
+    assert [(m.label, s.label) for m, s in cfg.methods] == [
+        ("gaussian_nb", "random"), ("gaussian_nb", "uncertainty"), ("svc", "uncertainty")]
+    assert len(plan(cfg)) == 2 * 3 * 2 * 3
+
+
+def test_same_name_other_params_gets_distinct_labels():
+    cfg = parse_config({**BASE, "model": [{"name": "svc", "params": {"C": 1.0}},
+                                          {"name": "svc", "params": {"C": 10.0}}]})
+    labels = [m.label for m in cfg.models]
+    assert len(set(labels)) == 2 and all(lab.startswith("svc-") for lab in labels)
+
+
+def test_duplicate_explicit_labels_refused():
+    with pytest.raises(UserError, match="share the label"):
+        parse_config({**BASE, "model": [{"name": "svc", "label": "m"},
+                                        {"name": "gaussian_nb", "label": "m"}]})
+
+
+def test_scale_overrides_protocol_and_changes_digest():
+    cfg = parse_config({**BASE, "model": "svc", "scales": {"smoke": {"folds": 2}}})
+    smoke = cfg.with_scale("smoke")
+    assert smoke.protocol.folds == 2 and smoke.protocol.repetitions == 2
+    assert smoke.digest() != cfg.digest()
+    assert cfg.with_scale("full") is cfg
+    assert parse_config({**BASE, "model": "svc", "scales": {"smoke": {"folds": 2}}}).digest() \
+        == cfg.digest()
+
+
+def test_preprocessing_is_part_of_the_dataset_identity():
+    a = parse_config({**BASE, "dataset": {"name": "iris"}, "model": "svc"})
+    b = parse_config({**BASE, "dataset": {"name": "iris",
+                                          "preprocessing": {"standardize": "none"}},
+                      "model": "svc"})
+    assert a.datasets[0] != b.datasets[0] and a.digest() != b.digest()
