@@ -1,8 +1,9 @@
 """Experiment configuration: YAML -> frozen, validated objects.
 
 A config names one or more datasets, models and strategies (lists expand to a grid, or
-``methods`` lists explicit model/strategy pairs) and a cross-validation / active-learning protocol.  Every problem is reported as a one-line
-:class:`~alprbf.errors.UserError` naming the field and the valid choices.
+``methods`` lists explicit model/strategy pairs) and a cross-validation / active-learning
+protocol.  Every problem is reported as a one-line :class:`~alprbf.errors.UserError` naming the
+field and the valid choices.
 """
 
 from __future__ import annotations
