@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import gzip
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import ClassVar
 
@@ -91,9 +92,9 @@ class PublishedDataset(DatasetLoader):
                 raise UserError(f"dataset '{ds.name}' has no published train/test split; "
                                 "use subset: all")
             keep = ds.split == subset
-            out = make_dataset(ds.name, ds.X[keep], np.asarray(ds.classes)[ds.y[keep]],
-                               feature_names=ds.feature_names, categorical=ds.categorical,
-                               source=ds.source, sha256=ds.sha256, split=ds.split[keep])
+            # same class codes and order as the whole data set (the published splits hold
+            # every class)
+            out = replace(ds, X=ds.X[keep], y=ds.y[keep], split=ds.split[keep])
             if subset in self.split_counts:
                 check_counts(out, self.split_counts[subset], where=f"{subset} split")
             elif subset in self.split_sizes and out.n_samples != self.split_sizes[subset]:
