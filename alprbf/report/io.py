@@ -25,7 +25,7 @@ the strategy label when it has a single model, and ``"model / strategy"`` otherw
 Reference CSV format
 --------------------
 A UTF-8 CSV file with a header and these columns (extra columns are ignored; ``std`` and
-``source`` may be empty)::
+``source`` may be empty or absent)::
 
     dataset,method,metric,mean,std,source
     waveform,posterior_ratio,error_at_budget,19.0,0.5,seed 000 Table 2
@@ -278,10 +278,12 @@ def load_reference(path: str | Path) -> pd.DataFrame:
                           na_values={"mean": ["", "n/a", "NA"], "std": ["", "n/a", "NA"]})
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:
         raise UserError(f"unreadable reference file {path}: {exc}") from None
-    missing = [c for c in REFERENCE_COLUMNS if c not in ref.columns and c != "source"]
+    missing = [c for c in REFERENCE_COLUMNS[:4] if c not in ref.columns]
     if missing:
         raise UserError(f"reference file {path} lacks columns {', '.join(missing)}; "
                         f"expected columns: {', '.join(REFERENCE_COLUMNS)}")
+    if "std" not in ref.columns:
+        ref["std"] = float("nan")
     if "source" not in ref.columns:
         ref["source"] = ""
     bad = sorted(set(ref["metric"]) - set(REFERENCE_METRICS))

@@ -1,0 +1,182 @@
+"""build_report on synthetic Parquet task files: every output, references, edge cases."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+from alprbf.errors import UserError
+from alprbf.report import build_report
+from tests.report_fixtures import curve_rows, synthetic_experiment, write_run_json, write_task
+
+TABLES = ("error_at_budget", "rp", "rp_stats", "nemenyi", "aulc", "dur", "cost", "reference")
+NAN_WORD = re.compile(r"\bnan\b", re.IGNORECASE)
+
+
+def _no_silent_nan(paths):
+    for p in paths:
+        if p.suffix in (".md", ".csv", ".tex"):
+            text = p.read_text()
+            assert not NAN_WORD.search(text), f"'nan' printed in {p.name}"
+
+
+@pytest.fixture
+def experiment(tmp_path):
+    exp = synthetic_experiment(tmp_path)
+    (exp / "reference.csv").write_text(
+        "dataset,method,metric,mean,std,source\n"
+        "alpha,nb,error_at_budget,20.0,1.0,made-up table\n"
+        "beta,svm / uncertainty,rp_accuracy,90.0,,made-up table\n"
+        "zeta,nb,dur,1.0,,made-up table\n")
+    return exp
+
+
+def test_full_report(experiment):
+    paths = build_report(experiment)
+    out = experiment / "report"
+    names = {p.name for p in paths}
+    for t in TABLES:
+        for f in ("md", "csv", "tex"):
+            assert f"{t}.{f}" in names
+    for fig in ("learning_curves", "cd_diagram"):
+        for f in ("png", "pdf"):
+            p = out / f"{fig}.{f}"
+            assert p in paths and p.stat().st_size > 1000
+    assert (out / "learning_curves.png").read_bytes()[:4] == b"\x89PNG"
+    assert (out / "cd_diagram.pdf").read_bytes()[:4] == b"%PDF"
+    assert paths[0] == out / "report.md"
+    _no_silent_nan(paths)
+
+    # error at budget: recompute from the Parquet rows independently
+    rows = pd.concat([pq.read_table(p).to_pandas() for p in (experiment / "tasks").glob("*")])
+    last = rows[rows["iteration"] == rows["iteration"].max()]
+    sel = last[(last["dataset"] == "alpha") & (last["model"] == "nb")]
+    want = 100 * sel["test_error"].to_numpy()
+    csv = pd.read_csv(out / "error_at_budget.csv")
+    got = csv[(csv["dataset"] == "alpha") & (csv["method"] == "nb / uncertainty")].iloc[0]
+    assert got["mean"] == pytest.approx(want.mean(), rel=1e-5)
+    assert got["std"] == pytest.approx(want.std(ddof=1), rel=1e-5, abs=1e-9)
+    assert got["ref_mean"] == 20.0
+    assert got["diff"] == pytest.approx(want.mean() - 20.0, rel=1e-5)
+
+    # the reference stands beside ours, with the difference, in the Markdown tables
+    md = (out / "error_at_budget.md").read_text()
+    assert "nb / uncertainty [paper]" in md and "20.00 (1.00)" in md
+    assert f"{want.mean() - 20.0:+.2f}" in md
+    ref_md = (out / "reference.md").read_text()
+    assert "made-up table" in ref_md
+    assert "unmatched: dataset 'zeta' is not in the results" in ref_md
+    ref_csv = pd.read_csv(out / "reference.csv")
+    rp = pd.read_csv(out / "rp.csv")
+    ours = rp[(rp["dataset"] == "beta") & (rp["method"] == "svm / uncertainty")]["mean"].iloc[0]
+    row = ref_csv[ref_csv["metric"] == "rp_accuracy"].iloc[0]
+    assert row["diff"] == pytest.approx(ours - 90.0, rel=1e-5)
+
+    # the baseline defaulted to the only `random` method; report.md says so and links tables
+    index = (out / "report.md").read_text()
+    assert "`svm / random` (the only method with strategy `random`" in index
+    for t in TABLES:
+        assert f"({t}.md)" in index
+    assert "![" in index and "(learning_curves.png)" in index
+    tex = (out / "rp_stats.tex").read_text()
+    assert tex.startswith("\\begin{table}") and "\\end{tabular}" in tex
+
+
+def test_formats_and_out_dir(experiment, tmp_path):
+    out = tmp_path / "elsewhere"
+    paths = build_report(experiment, out_dir=out, formats=("csv",), baseline="nb",
+                         alpha=0.05, q_alpha=3.0, rp_measure="final")
+    assert all(p.is_relative_to(out) for p in paths)
+    assert not list(out.glob("*.tex")) and (out / "aulc.csv").exists()
+    stats_csv = pd.read_csv(out / "rp_stats.csv").set_index("statistic")["value"]
+    k, n = 3, 3
+    assert stats_csv["critical difference CD"] == pytest.approx(3.0 * np.sqrt(k * (k + 1)
+                                                                              / (6 * n)))
+    aulc = pd.read_csv(out / "aulc.csv")
+    assert (aulc[aulc["method"] == "nb / uncertainty"]["aulc"] == 0).all()
+    assert "Baseline for AULC and DUR: `nb / uncertainty`" in (out / "report.md").read_text()
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"baseline": "qbc"}, "baseline 'qbc' matches no method"),
+    ({"baseline": "svm"}, "ambiguous"),
+    ({"formats": ("md", "html")}, "unknown report format 'html'"),
+    ({"rp_measure": "best"}, "unknown RP measure 'best'"),
+    ({"alpha": 1.5}, "alpha must be between 0 and 1"),
+    ({"q_alpha": -1.0}, "q_alpha must be positive"),
+])
+def test_bad_arguments_are_user_errors(experiment, kwargs, message):
+    with pytest.raises(UserError, match=message):
+        build_report(experiment, **kwargs)
+
+
+def test_single_dataset_and_no_baseline(tmp_path):
+    exp = synthetic_experiment(tmp_path, "solo", datasets=("only",),
+                               methods=(("svm", "uncertainty"), ("nb", "uncertainty")))
+    paths = build_report(exp)
+    index = (exp / "report" / "report.md").read_text()
+    assert "Friedman test, Nemenyi post-hoc and CD diagram skipped: needs at least 2 " \
+           "datasets" in index
+    assert "AULC and DUR skipped: no baseline given and no method uses strategy `random`" \
+        in index
+    assert not (exp / "report" / "cd_diagram.png").exists()
+    assert not (exp / "report" / "aulc.md").exists()
+    assert "skipped" in (exp / "report" / "rp_stats.md").read_text()
+    _no_silent_nan(paths)
+
+
+def test_dur_not_reached_is_printed_like_the_paper(tmp_path):
+    exp = tmp_path / "nr"
+    for f in range(2):
+        write_task(exp, curve_rows("nr", "d1", "base", "random", f, 0,
+                                   [0.5, 0.6, 0.7, 0.8, 0.9, 0.9]))
+        write_task(exp, curve_rows("nr", "d1", "slow", "uncertainty", f, 0,
+                                   [0.5, 0.5, 0.55, 0.6, 0.6, 0.65]))
+    write_run_json(exp, "nr", budget=10)
+    paths = build_report(exp, baseline="base")
+    md = (exp / "report" / "dur.md").read_text()
+    # target 90 % reached by the baseline at n = 18 (of 20): slow's bound is 20 / 18
+    assert ">>1.111 (>>20)" in md
+    assert "| Mean | " in md and ">>1.111" in md.split("| Mean |")[1]
+    csv = pd.read_csv(exp / "report" / "dur.csv")
+    slow = csv[csv["method"] == "slow / uncertainty"].iloc[0]
+    assert not slow["dur_reached"] and pd.isna(slow["dur"])
+    _no_silent_nan(paths)
+
+
+def test_supervised_only_results_skip_aulc(tmp_path):
+    exp = tmp_path / "cv"
+    for d in ("a", "b"):
+        for m_i, m in enumerate(("svm", "prbf")):
+            for f in range(3):
+                write_task(exp, curve_rows("cv", d, m, "random", f, 0, [0.8 + 0.05 * m_i
+                                                                         + 0.01 * f],
+                                           model_size=None))
+    paths = build_report(exp)
+    index = (exp / "report" / "report.md").read_text()
+    assert "AULC and DUR skipped: no baseline given and 2 methods use strategy `random`" \
+        in index
+    cost = (exp / "report" / "cost.md").read_text()
+    data_rows = [ln for ln in cost.splitlines() if ln.startswith("| a ") or ln.startswith("| b ")]
+    assert len(data_rows) == 4
+    # no model size and no queries: explicit n/a in the last two columns
+    assert all(ln.endswith("| n/a | n/a |") for ln in data_rows)
+    _no_silent_nan(paths)
+    paths = build_report(exp, baseline="svm")
+    assert "AULC and DUR skipped: the curves have a single point" in (
+        exp / "report" / "report.md").read_text()
+
+
+def test_several_experiments_get_an_index(tmp_path):
+    synthetic_experiment(tmp_path, "first", datasets=("a", "b"))
+    synthetic_experiment(tmp_path, "second", datasets=("a", "b"))
+    paths = build_report(tmp_path)
+    top = tmp_path / "report" / "report.md"
+    assert paths[0] == top
+    text = top.read_text()
+    assert "[first](first/report.md)" in text and "[second](second/report.md)" in text
+    assert (tmp_path / "report" / "second" / "rp.csv").exists()
