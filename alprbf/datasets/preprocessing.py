@@ -216,8 +216,9 @@ class Preprocessing:
 
     def _fit(self, X: np.ndarray, categorical: np.ndarray, zscore: bool) -> FoldTransform:
         cat = np.asarray(categorical, bool)
-        fill = impute_values(X, cat) if np.isnan(X).any() else None
-        Xf = _fill(X, fill) if fill is not None else X
+        # always fitted: test rows may have missing values where the training rows have none
+        fill = impute_values(X, cat)
+        Xf = _fill(X, fill)
         zs = _zscore_params(Xf[:, ~cat]) if zscore else None
         pca = None
         if self.pca is not None:
