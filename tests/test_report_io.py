@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -106,3 +108,11 @@ def test_match_reference_normalises_names(tmp_path):
     assert m["our_method"].isna().tolist() == [False, True, True]
     assert "not in the results" in m["match_note"][1]
     assert "matches no method" in m["match_note"][2]
+
+
+def test_shipped_reference_files_are_valid():
+    refs = sorted((Path(__file__).resolve().parents[1] / "configs" / "references").glob("*.csv"))
+    assert refs, "configs/references should ship published values"
+    for p in refs:
+        ref = io.load_reference(p)  # raises UserError on a malformed file
+        assert len(ref) > 0 and ref["source"].str.startswith("seed").all(), p.name
