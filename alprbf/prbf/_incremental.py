@@ -161,6 +161,25 @@ def initial_candidates(X: np.ndarray, assign: np.ndarray, params: PRBFParams,
                       np.concatenate(source))
 
 
+def batched_precision_cholesky(covariances: np.ndarray, covariance_type: str) -> np.ndarray:
+    """:func:`~alprbf.prbf._gaussian.compute_precision_cholesky` for many small matrices at once.
+
+    One batched ``cholesky`` and one batched triangular inverse instead of a Python loop of
+    ``solve_triangular`` calls (which dominates partial EM over ~14 M candidates); falls back
+    to the robust per-matrix routine when some covariance is not numerically positive definite.
+    """
+    if covariance_type != "full" or covariances.shape[0] == 0:
+        return compute_precision_cholesky(covariances, covariance_type)
+    try:
+        L = np.linalg.cholesky(covariances)
+    except np.linalg.LinAlgError:
+        return compute_precision_cholesky(covariances, covariance_type)
+    U = np.swapaxes(np.linalg.inv(L), 1, 2)
+    if not np.all(np.isfinite(U)):
+        return compute_precision_cholesky(covariances, covariance_type)
+    return np.triu(U)
+
+
 def _mixed_log_density(log_p_old: np.ndarray, log_f_new: np.ndarray, alpha_rows: np.ndarray
                        ) -> tuple[np.ndarray, np.ndarray]:
     """``log((1-a) p_old + a f_new)`` and ``log a f_new`` per row and candidate, shapes (n, C)."""
@@ -231,7 +250,7 @@ def partial_em(X: np.ndarray, y_codes: np.ndarray, log_p_old: np.ndarray, cand: 
     onehot = np.zeros((n, K))
     onehot[np.arange(n), y_codes] = 1.0
     means, covs, alphas = cand.means.copy(), cand.covariances.copy(), cand.alphas.copy()
-    prec = compute_precision_cholesky(covs, covariance_type)
+    prec = batched_precision_cholesky(covs, covariance_type)
     history = []
     it = 0
     while True:
@@ -247,7 +266,7 @@ def partial_em(X: np.ndarray, y_codes: np.ndarray, log_p_old: np.ndarray, cand: 
                                                       features=f)  # eqs 23-24
         new_alpha = (onehot.T @ r).T / np.where(present, counts, 1.0)  # eq 25, (C, K)
         alphas = np.where(present[None, :], new_alpha, alphas)
-        prec = compute_precision_cholesky(covs, covariance_type)
+        prec = batched_precision_cholesky(covs, covariance_type)
         it += 1
     out = Candidates(means, covs, alphas, cand.source.copy())
     return PartialEMResult(out, prec, log_f, history[-1], history, it)

@@ -1,0 +1,126 @@
+"""Incremental PRBF-split estimators and 001's model-selection protocol."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_iris, load_wine
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import check_estimator
+
+from alprbf.prbf._em import e_step, predict_log_proba, prepare_data
+from alprbf.prbf._selection import inner_cv_splits
+from alprbf.prbf.estimators import PRBFSplit
+from alprbf.prbf.incremental import (
+    IncrementalPRBFSplit,
+    SelectedIncrementalPRBFSplit,
+    SelectedPRBFSplit,
+    incremental_path,
+)
+
+
+def _data(loader=load_iris):
+    X, y = loader(return_X_y=True)
+    return StandardScaler().fit_transform(X), y
+
+
+@pytest.mark.parametrize("loader,ct", [(load_iris, "full"), (load_iris, "diag"),
+                                       (load_wine, "diag"), (load_wine, "spherical")])
+def test_likelihood_never_drops_after_addition_and_em(loader, ct):
+    X, y = _data(loader)
+    path = incremental_path(X, y, 3, max_components=8, covariance_type=ct)
+    ll = np.array(path.logliks)
+    assert path.n_models >= 3
+    assert np.all(np.diff(ll) >= 0)
+    # each PRBF(m) has m components, the split networks have at least as many
+    assert [p.n_components for p in path.networks] == list(range(1, path.n_models + 1))
+    assert all(s.n_components >= p.n_components
+               for s, p in zip(path.splits, path.networks, strict=True))
+    # split never lowers the class-conditional likelihood (001 §II.B), up to reg_covar
+    data = prepare_data(X, y, 3, ct)
+    for p, s in zip(path.networks, path.splits, strict=True):
+        assert e_step(data, s).loglik_labeled >= e_step(data, p).loglik_labeled - 1e-6 * len(X)
+
+
+def test_first_model_is_one_component_and_stop_reasons():
+    X, y = _data()
+    path = incremental_path(X, y, 3, max_components=1)
+    assert path.n_models == 1 and path.stopped == "max_components"
+    assert np.allclose(path.networks[0].means[0], X.mean(0))
+    path = incremental_path(X, y, 3, max_components=30, covariance_type="diag", threshold=1e9)
+    assert path.n_models == 1 and path.stopped == "no_candidate"
+    assert path.additions[0].n_candidates == 14 and not path.additions[0].added
+
+
+def test_predict_with_any_intermediate_m():
+    X, y = _data()
+    est = IncrementalPRBFSplit(max_components=5, covariance_type="diag").fit(X, y)
+    assert est.n_components_ == est.n_models_ == 5
+    lp = est.path_log_proba(X)
+    assert lp.shape == (5, 150, 3)
+    for m in range(1, 6):
+        assert np.allclose(est.predict_log_proba(X, n_components=m), lp[m - 1])
+        assert np.allclose(lp[m - 1], predict_log_proba(X, est.path_.splits[m - 1]))
+    est2 = IncrementalPRBFSplit(max_components=5, covariance_type="diag", select=2).fit(X, y)
+    assert est2.n_components_ == 2
+    assert np.array_equal(est2.predict(X), est.predict(X, n_components=2))
+    assert np.allclose(est.predict_proba(X).sum(1), 1)
+    assert est.score(X, y) > 0.9
+
+
+def test_selected_incremental_matches_manual_inner_cv():
+    X, y = _data()
+    sel = SelectedIncrementalPRBFSplit(max_components=4, covariance_types=("spherical", "diag"),
+                                       inner_folds=3, cv_seed=1).fit(X, y)
+    for ct in ("spherical", "diag"):
+        rows = []
+        for tr, va in inner_cv_splits(y, 3, 1):
+            e = IncrementalPRBFSplit(max_components=4, covariance_type=ct).fit(X[tr], y[tr])
+            errs = [np.mean(e.predict(X[va], n_components=m) != y[va]) for m in range(1, 5)]
+            rows.append(errs)
+        assert np.allclose(sel.cv_errors_[ct], np.mean(rows, axis=0))
+    best = min(((sel.cv_errors_[ct][m - 1], m, i, ct) for i, ct in
+                enumerate(("spherical", "diag")) for m in range(1, 5)))
+    assert (sel.covariance_type_, sel.selected_m_) == (best[3], best[1])
+    ref = IncrementalPRBFSplit(max_components=best[1], covariance_type=best[3]).fit(X, y)
+    assert np.array_equal(sel.predict(X), ref.predict(X))
+    assert sel.fit_time_ >= sel.selection_time_ > 0
+
+
+def test_selected_prbf_split_matches_manual_inner_cv():
+    X, y = _data()
+    sel = SelectedPRBFSplit(max_components=3, m_grid=[1, 3], covariance_types=("diag",),
+                            inner_folds=3, n_init=2, random_state=0).fit(X, y)
+    errs = np.full(3, np.inf)
+    for m in (1, 3):
+        e = []
+        for tr, va in inner_cv_splits(y, 3, 0):
+            est = PRBFSplit(n_components=m, covariance_type="diag", n_init=2,
+                            random_state=0).fit(X[tr], y[tr])
+            e.append(np.mean(est.predict(X[va]) != y[va]))
+        errs[m - 1] = np.mean(e)
+    assert np.allclose(sel.cv_errors_["diag"], errs)
+    assert sel.selected_m_ == (1 if errs[0] <= errs[2] else 3)
+    ref = PRBFSplit(n_components=sel.selected_m_, covariance_type="diag", n_init=2,
+                    random_state=0).fit(X, y)
+    assert np.array_equal(sel.predict(X), ref.predict(X))
+
+
+def test_bad_parameters_are_user_errors():
+    from alprbf.errors import UserError
+
+    X, y = _data()
+    with pytest.raises(UserError, match="covariance_type"):
+        IncrementalPRBFSplit(covariance_type="ful").fit(X, y)
+    with pytest.raises(UserError, match="covariance_types"):
+        SelectedIncrementalPRBFSplit(covariance_types=("full", "bad")).fit(X, y)
+    with pytest.raises(UserError, match="m_grid"):
+        SelectedPRBFSplit(max_components=3, m_grid=[5]).fit(X, y)
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("est", [
+    IncrementalPRBFSplit(max_components=3, covariance_type="diag"),
+    SelectedIncrementalPRBFSplit(max_components=2, covariance_types=("diag",), inner_folds=2),
+    SelectedPRBFSplit(max_components=2, covariance_types=("diag",), inner_folds=2, n_init=1),
+], ids=lambda e: type(e).__name__)
+def test_check_estimator(est):
+    check_estimator(est)
