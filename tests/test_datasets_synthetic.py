@@ -74,7 +74,7 @@ def test_clouds_structure_and_bayes_error():
     np.testing.assert_allclose(ds.X[ds.y == 1].mean(0), CLOUDS_CLASS1[0], atol=0.05)
     np.testing.assert_allclose(ds.X[ds.y == 0].mean(0),
                                np.mean([m for m, _ in CLOUDS_CLASS0], axis=0), atol=0.05)
-    # Bayes rule with the true densities: error rate near the documented 9.7 %
+    # Bayes rule with the true densities: error rate near the documented 9.6 %
     from scipy.stats import multivariate_normal as mvn
 
     d0 = sum(mvn(m, s**2 * np.eye(2)).pdf(ds.X) for m, s in CLOUDS_CLASS0) / len(CLOUDS_CLASS0)

@@ -117,8 +117,8 @@ class TwoMoons(DatasetLoader):
 # Clouds: class 0 = equal mixture of three isotropic Gaussians, class 1 = one Gaussian to their
 # right.  ELENA's exact parameters could not be retrieved offline; this layout keeps its
 # structure (3 + 1 Gaussians, 2 x 2500 points, heavy overlap) and the class-1 spread is set so
-# that the Bayes error is 9.7 % (Monte Carlo, 10^6 draws per class), ELENA's published value
-# being 9.66 %.
+# that the Bayes error is 9.63 % (Monte Carlo, 10^6 draws per class), ELENA's published value
+# being 9.66 % (quoted from memory of the ELENA report; not re-checkable offline).
 CLOUDS_CLASS0 = (((-1.0, 1.0), 0.3), ((-1.0, -1.0), 0.3), ((0.0, 0.0), 0.3))
 CLOUDS_CLASS1 = ((1.0, 0.0), 0.82)
 
@@ -146,7 +146,7 @@ def clouds(n_per_class: int, rng: np.random.Generator):
 @DATASETS.register("clouds")
 class Clouds(DatasetLoader):
     """ELENA-style "clouds": 2 x 2500 points in 2-D; class 0 a mixture of three Gaussians, class 1
-    one broad Gaussian; heavily overlapping (Bayes error about 9.7 %).
+    one broad Gaussian; heavily overlapping (Bayes error about 9.6 %).
 
     The ELENA file (``databases/ARTIFICIAL/clouds``) is not available; the parameters are a
     reconstruction (module constants ``CLOUDS_CLASS0`` / ``CLOUDS_CLASS1``), see the module
