@@ -71,8 +71,10 @@ def test_full_report(experiment):
     assert "made-up table" in ref_md
     assert "unmatched: dataset 'zeta' is not in the results" in ref_md
     ref_csv = pd.read_csv(out / "reference.csv")
-    rp = pd.read_csv(out / "rp.csv")
-    ours = rp[(rp["dataset"] == "beta") & (rp["method"] == "svm / uncertainty")]["mean"].iloc[0]
+    rp = pd.read_csv(out / "rp.csv").set_index("dataset")
+    ours = rp.loc["beta", "svm / uncertainty"]
+    assert rp.loc["Rank"].sum() == pytest.approx(3 * 4 / 2)
+    assert rp.loc["Wins"].sum() == pytest.approx(3)
     row = ref_csv[ref_csv["metric"] == "rp_accuracy"].iloc[0]
     assert row["diff"] == pytest.approx(ours - 90.0, rel=1e-5)
 

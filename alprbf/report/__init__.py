@@ -265,7 +265,9 @@ def _index_md(exp, rows, labels, notes, made, figures, formats, out) -> str:
     lines = [f"# Report: {exp.name}", "",
              f"- results: `{exp.path}`",
              f"- datasets: {', '.join(sorted(rows['dataset'].unique()))}",
-             f"- methods: {', '.join(f'`{x}` ({m} / {s})' for x, m, s in zip(labels['label'], labels['model'], labels['strategy'], strict=True))}",  # noqa: E501
+             "- methods: " + ", ".join(
+                 f"`{x}`" + ("" if x == full else f" ({full})")
+                 for x, full in zip(labels["label"], labels["full"], strict=True)),
              f"- tasks: {rows['task_id'].nunique()}; folds x repetitions per cell: "
              f"{rows.groupby(['dataset', 'model', 'strategy'])['task_id'].nunique().max()}"]
     if cfg.get("protocol"):

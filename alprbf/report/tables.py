@@ -60,6 +60,13 @@ def fmt_mean_std(mean, std, digits: int = 2) -> str:
     return f"{fmt(mean, digits)} ({fmt(std, digits)})"
 
 
+def fmt_wins(w) -> str:
+    """Wins: one decimal for halves (``4.5``), two otherwise (a three-way tie gives ``0.33``)."""
+    if _bad(w):
+        return NA
+    return fmt(w, 1) if abs(2 * w - round(2 * w)) < 1e-9 else fmt(w, 2)
+
+
 def fmt_p(p) -> str:
     """A p-value: 4 significant digits, scientific below 1e-4."""
     if _bad(p):
@@ -261,7 +268,7 @@ def versus_baseline_tables(vb: pd.DataFrame, baseline: str) -> list[Table]:
             mean_row.append(lower + fmt(complete[m].mean(), 3))
     win_complete = win_w.loc[complete.index]
     w = stats.wins(win_complete, higher_is_better=False) if len(win_complete) else None
-    wins_row = ["Wins", ""] + [NA if w is None else fmt(w[m], 1) for m in methods]
+    wins_row = ["Wins", ""] + [NA if w is None else fmt_wins(w[m]) for m in methods]
     disp = pd.concat([disp, pd.DataFrame([mean_row, wins_row], columns=disp.columns)],
                      ignore_index=True)
     notes = [f"DUR against the baseline `{baseline}`: labels a method needs for its mean "
@@ -294,7 +301,7 @@ def _summary_rows(complete: pd.DataFrame, higher: bool, f, ranks: pd.Series | No
         rows = [["Mean"] + [f(complete[m].mean()) for m in methods]]
         if ranks is not None:
             rows.append(["Rank"] + [fmt(ranks[m], 3) for m in methods])
-        rows.append(["Wins"] + [fmt(w[m], 1) for m in methods])
+        rows.append(["Wins"] + [fmt_wins(w[m]) for m in methods])
     return pd.DataFrame(rows, columns=["dataset", *methods])
 
 
@@ -328,7 +335,15 @@ def rp_tables(scores: pd.DataFrame, comparison: stats.RankedComparison | None,
     notes = [f"Ranked: {what}, mean over folds x repetitions. Ranks: 1 = best, ties averaged; "
              "wins shared on ties."]
     notes += _dropped_note(wide, complete, "Ranks")
-    tables = [Table("rp", "Ranked performance (RP)", scores.copy(), disp, notes)]
+    data = wide.copy()
+    if len(complete):
+        data.loc["Mean"] = complete.mean()
+        if ranks is not None:
+            data.loc["Rank"] = ranks
+        data.loc["Wins"] = stats.wins(complete)
+    data = data.reset_index().rename(columns={"index": "dataset"})
+    data.columns.name = None
+    tables = [Table("rp", "Ranked performance (RP)", data, disp, notes)]
 
     if comparison is None:
         stat_rows = [("Friedman test", f"skipped: {skipped}")]
