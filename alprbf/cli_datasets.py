@@ -210,7 +210,7 @@ def verify_cmd(names: Annotated[list[str] | None, typer.Argument(help="Data sets
                data_home_: HomeOpt = None, mirror: MirrorOpt = None,
                download: Annotated[bool, typer.Option(help="Download files that are missing.")]
                = False) -> None:
-    """Load each available data set and check checksums, shape and class counts (exit 1 on failure)."""
+    """Load each available data set; check checksums, shape, class counts (exit 1 on failure)."""
     from rich.console import Console
     from rich.table import Table
 

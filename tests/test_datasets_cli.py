@@ -13,8 +13,8 @@ from alprbf.cli_datasets import datasets_app
 from alprbf.datasets import DATASETS, fetch
 
 runner = CliRunner()
-IRIS = ("5.1,3.5,1.4,0.2,Iris-setosa\n7.0,3.2,4.7,1.4,Iris-versicolor\n"
-        "6.3,3.3,6.0,2.5,Iris-virginica\n\n").encode()
+IRIS = (b"5.1,3.5,1.4,0.2,Iris-setosa\n7.0,3.2,4.7,1.4,Iris-versicolor\n"
+        b"6.3,3.3,6.0,2.5,Iris-virginica\n\n")
 
 
 @pytest.fixture

@@ -15,8 +15,15 @@ import numpy as np
 import pytest
 
 from alprbf.datasets import fetch
-from alprbf.datasets.fetch import (ChecksumError, DataFile, MissingFileError, data_home,
-                                   mirror_dir, resolve, unlzw)
+from alprbf.datasets.fetch import (
+    ChecksumError,
+    DataFile,
+    MissingFileError,
+    data_home,
+    mirror_dir,
+    resolve,
+    unlzw,
+)
 from alprbf.errors import UserError
 
 

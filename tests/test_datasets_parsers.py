@@ -52,7 +52,7 @@ def load(tmp_path, cls, mirror, **params):
 
 def csv_rows(X, labels, sep=",", fmt="{:g}", label_first=False, prefix=None):
     lines = []
-    for i, (row, lab) in enumerate(zip(X, labels)):
+    for i, (row, lab) in enumerate(zip(X, labels, strict=True)):
         vals = [fmt.format(v) for v in row]
         cells = [str(lab), *vals] if label_first else [*vals, str(lab)]
         if prefix is not None:
@@ -253,7 +253,7 @@ def test_vowel_subsets(monkeypatch, tmp_path):
     X = decimals(5, 10)
     flags, classes = [0, 0, 1, 0, 1], [0, 10, 3, 3, 10]
     text = "".join(f"{f} {i} {i % 2} " + " ".join(f"{v:.3f}" for v in X[i]) + f"  {c}\n"
-                   for i, (f, c) in enumerate(zip(flags, classes)))
+                   for i, (f, c) in enumerate(zip(flags, classes, strict=True)))
     cls, mirror = install(monkeypatch, tmp_path, "vowel", {"vowel-context.data": text.encode()},
                           {"0": 1, "3": 2, "10": 2},
                           split_counts={"train": {"0": 1, "3": 1, "10": 1}})

@@ -7,8 +7,13 @@ import pytest
 from sklearn.mixture import GaussianMixture
 
 from alprbf.datasets import DATASETS
-from alprbf.datasets.synthetic import (CLOUDS_CLASS0, CLOUDS_CLASS1, RIPLEY_MEANS, RIPLEY_VAR,
-                                       breiman_waveform)
+from alprbf.datasets.synthetic import (
+    CLOUDS_CLASS0,
+    CLOUDS_CLASS1,
+    RIPLEY_MEANS,
+    RIPLEY_VAR,
+    breiman_waveform,
+)
 from alprbf.errors import UserError
 
 GENERATED = ["waveform", "two_moons", "clouds", "concentric", "ripley_synthetic"]

@@ -53,7 +53,8 @@ class FileDataset(DatasetLoader):
         if not path.is_file():
             raise UserError(f"dataset file not found: {path.resolve()}")
         if self.missing not in ("drop", "error"):
-            raise UserError(f"dataset 'file': missing must be 'drop' or 'error', got '{self.missing}'")
+            raise UserError("dataset 'file': missing must be 'drop' or 'error', got "
+                            f"'{self.missing}'")
         suffix = path.suffix.lower()
         try:
             if suffix in (".parquet", ".pq"):

@@ -199,7 +199,7 @@ class Preprocessing:
                 span = np.nanmax(X, axis=0) - np.nanmin(X, axis=0)
             keep = span > 0  # an all-missing column (NaN span) is dropped too
             X, cat, groups = X[:, keep], cat[keep], groups[keep]
-            names = [n for n, k in zip(names, keep) if k]
+            names = [n for n, k in zip(names, keep, strict=True) if k]
         if self.one_hot and cat.any():
             X, names, cat, sub = one_hot(X, names, cat)
             groups = groups[sub]
@@ -208,7 +208,7 @@ class Preprocessing:
             X = t(X)
             if t.pca is not None:
                 names = [f"pc{i + 1}" for i in range(t.pca.n_components_)] + \
-                        [n for n, c in zip(names, cat) if c]
+                        [n for n, c in zip(names, cat, strict=True) if c]
                 groups = np.r_[np.full(t.pca.n_components_, -1), groups[cat]]
                 cat = t.categorical
         return replace(ds, X=X, y=y, split=split, feature_names=tuple(names), categorical=cat,

@@ -120,7 +120,8 @@ def check_counts(ds: Dataset, expected: dict[str, int], where: str) -> None:
     """Compare the class counts of ``ds`` (keyed by original label) with ``expected``."""
     if not expected:
         return
-    got = {c: int(n) for c, n in zip(ds.classes, np.bincount(ds.y, minlength=ds.n_classes))}
+    got = {c: int(n) for c, n in zip(ds.classes, np.bincount(ds.y, minlength=ds.n_classes),
+                                             strict=True)}
     if got != {str(k): v for k, v in expected.items()}:
         raise UserError(f"dataset '{ds.name}' ({where}) does not have the published classes: "
                         f"expected counts {expected}, got {got}; the file is not the published "
@@ -266,7 +267,8 @@ class OptDigits(_WithSplit):
     """
 
     description = "UCI optical digits (5620 x 64, 62 non-constant; 10 classes)"
-    citation = "Alpaydin & Kaynak (1998), UCI Optical Recognition of Handwritten Digits, doi:10.24432/C50P49"
+    citation = ("Alpaydin & Kaynak (1998), UCI Optical Recognition of Handwritten Digits, "
+                "doi:10.24432/C50P49")
     homepage = "https://archive.ics.uci.edu/dataset/80"
     folder = "optdigits"
     files = (
@@ -295,7 +297,8 @@ class PenDigits(_WithSplit):
     """
 
     description = "UCI pen-based digits (10992 x 16, 10 classes)"
-    citation = "Alpaydin & Alimoglu (1998), UCI Pen-Based Recognition of Handwritten Digits, doi:10.24432/C5MG6K"
+    citation = ("Alpaydin & Alimoglu (1998), UCI Pen-Based Recognition of Handwritten Digits, "
+                "doi:10.24432/C5MG6K")
     homepage = "https://archive.ics.uci.edu/dataset/81"
     folder = "pendigits"
     files = (
@@ -411,7 +414,7 @@ class Vehicle(PublishedDataset):
          "460e14ec4746a1464d7a03671e09310695c348d6831452cb53172734a6a70531",
          "c279f285c353beaa661168e68feeac726cd446f076f717662635267d89006601",
          "467735394d1a058e15da81d51fd8e1147d425e7f53392ac6b8e730a34a02049e",
-         "feba2f3aad6db050bc7acbd224cd4e0d32846865ab5cfc53cc59baea2e1ff484")))
+         "feba2f3aad6db050bc7acbd224cd4e0d32846865ab5cfc53cc59baea2e1ff484"), strict=True))
     expected = (846, 18, 4)
     class_counts = {"bus": 218, "opel": 212, "saab": 217, "van": 199}
 
@@ -442,7 +445,7 @@ class Glass(PublishedDataset):
 
 @DATASETS.register("wine_uci")
 class WineUCI(PublishedDataset):
-    """UCI ``wine.data``: 178 x 13, 3 classes (class in column 1); same values as sklearn's ``wine``."""
+    """UCI ``wine.data``: 178 x 13, 3 classes (class in column 1); same values as ``wine``."""
 
     description = "UCI wine recognition, UCI file (178 x 13, 3 classes)"
     citation = "Forina et al. (1988); UCI Wine, doi:10.24432/C5PC7J"
@@ -566,7 +569,8 @@ class Australian(PublishedDataset):
     def parse(self, paths):
         df = read_table(paths["australian.dat"], sep=None)
         return {"X": numeric(df.iloc[:, :14]), "labels": int_labels(df[14]),
-                "feature_names": names("A", 14), "categorical": mask(14, (1, 4, 5, 6, 8, 9, 11, 12))}
+                "feature_names": names("A", 14),
+                "categorical": mask(14, (1, 4, 5, 6, 8, 9, 11, 12))}
 
 
 @DATASETS.register("credit_a")
@@ -643,7 +647,7 @@ class Ecoli(PublishedDataset):
 
 @DATASETS.register("heart")
 class Heart(PublishedDataset):
-    """Statlog heart: 270 x 13 (6 real-valued, 7 categorical), 2 classes (1 absent 150 / 2 present 120).
+    """Statlog heart: 270 x 13 (6 real, 7 categorical), 2 classes (1 absent 150, 2 present 120).
 
     Categorical: sex, chest pain type, fasting blood sugar, resting ECG, exercise angina, slope,
     thal (attributes 2, 3, 6, 7, 9, 11, 13; the ordered "slope" counts as categorical so that
@@ -697,7 +701,7 @@ class PageBlocks(PublishedDataset):
 
 @DATASETS.register("seeds")
 class Seeds(PublishedDataset):
-    """UCI seeds (wheat kernels): 210 x 7, 3 classes of 70; some rows are separated by double tabs."""
+    """UCI seeds (wheat kernels): 210 x 7, 3 classes of 70; some fields are separated by 2 tabs."""
 
     description = "UCI seeds (210 x 7, 3 classes)"
     citation = "Charytanowicz et al. (2010); UCI Seeds, doi:10.24432/C5H30K"
@@ -769,7 +773,7 @@ class Yeast(PublishedDataset):
 
 @DATASETS.register("ripley")
 class Ripley(_WithSplit):
-    """Ripley's synthetic two-class problem, published files ``synth.tr`` (250) + ``synth.te`` (1000).
+    """Ripley's synthetic two-class problem, files ``synth.tr`` (250) + ``synth.te`` (1000).
 
     A header line ``xs ys yc`` then whitespace-separated rows.  The generator fallback is
     ``ripley_synthetic``.

@@ -160,7 +160,8 @@ class Clouds(DatasetLoader):
 
     description = "ELENA-style clouds, generated (default 5000 x 2, 2 classes)"
     expected = (5000, 2, 2)  # with the default parameters
-    citation = "ELENA project, Aviles-Cruz, Guerin-Dugue, Voz & Van Cappel (1995), artificial 'clouds'"
+    citation = ("ELENA project, Aviles-Cruz, Guerin-Dugue, Voz & Van Cappel (1995), "
+                "artificial 'clouds'")
 
     def __init__(self, n_samples: int = 5000) -> None:
         self.n_samples = n_samples
@@ -196,7 +197,8 @@ class Concentric(DatasetLoader):
 
     description = "ELENA concentric, generated (default 2500 x 2, 2 classes, 36.8/63.2 %)"
     expected = (2500, 2, 2)  # with the default parameters
-    citation = "ELENA project, Aviles-Cruz, Guerin-Dugue, Voz & Van Cappel (1995), artificial 'concentric'"
+    citation = ("ELENA project, Aviles-Cruz, Guerin-Dugue, Voz & Van Cappel (1995), "
+                "artificial 'concentric'")
 
     def __init__(self, n_samples: int = 2500, inner_fraction: float = 921 / 2500) -> None:
         self.n_samples = n_samples
