@@ -182,3 +182,20 @@ def test_several_experiments_get_an_index(tmp_path):
     text = top.read_text()
     assert "[first](first/report.md)" in text and "[second](second/report.md)" in text
     assert (tmp_path / "report" / "second" / "rp.csv").exists()
+
+
+def test_baseline_missing_on_a_dataset_and_coarser_grid(tmp_path):
+    exp = tmp_path / "x"
+    for f in range(2):
+        write_task(exp, curve_rows("x", "d1", "base", "random", f, 0, [0.5, 0.6, 0.7, 0.8]))
+        write_task(exp, curve_rows("x", "d1", "m", "unc", f, 0, [0.5, 0.7, 0.8], batch=3))
+        write_task(exp, curve_rows("x", "d2", "m", "unc", f, 0, [0.5, 0.7, 0.8]))
+    paths = build_report(exp)
+    aulc = pd.read_csv(exp / "report" / "aulc.csv").set_index(["dataset", "method"])
+    # m at n = 10, 13, 16 vs base at 10, 12, 14, 16 (interpolated): differences 0, 10/3, 5,
+    # 10/3, 0 at n = 10, 12, 13, 14, 16 -> trapezoid 15 over 6 labels
+    assert aulc.loc[("d1", "m / unc"), "aulc"] == pytest.approx(2.5)
+    assert pd.isna(aulc.loc[("d2", "m / unc"), "aulc"])
+    md = (exp / "report" / "aulc.md").read_text()
+    assert "| d2 | n/a | n/a |" in md and "n/a on d2: the baseline has no results there" in md
+    _no_silent_nan(paths)

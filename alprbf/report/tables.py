@@ -224,6 +224,9 @@ def versus_baseline_tables(vb: pd.DataFrame, baseline: str) -> list[Table]:
     methods = sorted(vb["method"].unique())
     datasets = sorted(vb["dataset"].unique())
     out = []
+    no_base = sorted(set(datasets) - set(vb.loc[vb["method"] == baseline, "dataset"]))
+    why = ([f"n/a on {', '.join(no_base)}: the baseline has no results there."]
+           if no_base else [])
 
     # ---- AULC
     aulc_w = vb.pivot(index="dataset", columns="method", values="aulc").reindex(
@@ -235,7 +238,7 @@ def versus_baseline_tables(vb: pd.DataFrame, baseline: str) -> list[Table]:
              "(see DEFINITIONS.md)."]
     disp = pd.concat([disp, _summary_rows(complete, True, lambda v: fmt(v, 3), None)],
                      ignore_index=True)
-    notes += _dropped_note(aulc_w, complete, "AULC")
+    notes += why + _dropped_note(aulc_w, complete, "AULC")
     out.append(Table("aulc", f"AULC against {baseline}", vb[[
         "dataset", "method", "aulc", "n_points"]].copy(), disp, notes))
 
@@ -275,7 +278,7 @@ def versus_baseline_tables(vb: pd.DataFrame, baseline: str) -> list[Table]:
              "accuracy curve to reach the target accuracy, divided by the baseline's; labels "
              "needed in parentheses. Target: the baseline's mean accuracy over the last 20 % "
              "of the budget. `>>`: target not reached within the budget (lower bound shown)."]
-    notes += _dropped_note(val_w, complete, "DUR")
+    notes += why + _dropped_note(val_w, complete, "DUR")
     out.append(Table("dur", f"DUR against {baseline}", vb[[
         "dataset", "method", "dur", "dur_reached", "dur_bound", "dur_labels", "dur_labels_base",
         "dur_target"]].copy(), disp, notes))
