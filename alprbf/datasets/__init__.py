@@ -2,6 +2,9 @@
 
 from . import bundled, files, published, synthetic  # noqa: F401  (register loaders)
 from ._base import DATASETS, Dataset, DatasetLoader, make_dataset
+from .fetch import DataFile
 from .preprocessing import Preprocessing
+from .published import PublishedDataset
 
-__all__ = ["DATASETS", "Dataset", "DatasetLoader", "Preprocessing", "make_dataset"]
+__all__ = ["DATASETS", "DataFile", "Dataset", "DatasetLoader", "Preprocessing",
+           "PublishedDataset", "make_dataset"]
