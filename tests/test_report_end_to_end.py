@@ -86,6 +86,11 @@ def test_full_report(experiment):
     assert "![" in index and "(learning_curves.png)" in index
     tex = (out / "rp_stats.tex").read_text()
     assert tex.startswith("\\begin{table}") and "\\end{tabular}" in tex
+    for p in out.glob("*.tex"):  # plain ASCII LaTeX, specials escaped
+        text = p.read_text()
+        assert text.isascii(), p.name
+        bare = re.sub(r"\\[%&_#]| & ", "", text)  # escaped specials and column separators
+        assert not re.search(r"[%&_#]", bare), p.name
 
 
 def test_formats_and_out_dir(experiment, tmp_path):

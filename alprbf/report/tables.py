@@ -91,7 +91,7 @@ def to_markdown(display: pd.DataFrame) -> str:
 _TEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
         "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\^{}",
         "Δ": r"$\Delta$", "χ²": r"$\chi^2$", "α": r"$\alpha$", "≥": r"$\geq$",
-        ">>": r"$\gg$", "±": r"$\pm$", "−": "-", "`": ""}
+        ">>": r"$\gg$", "±": r"$\pm$", "−": "-", "–": "--", "`": ""}
 
 
 def tex_escape(text: str) -> str:
