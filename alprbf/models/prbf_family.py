@@ -18,30 +18,29 @@ selected pre-split ``m`` is also kept as ``selected_components()``).
 from __future__ import annotations
 
 import warnings
-from typing import Any
 
 import numpy as np
+from sklearn.base import clone
 
-from ..prbf._em import label_codes, predict_log_proba
+from ..prbf._em import label_codes
 from ..prbf.constrained import ConstrainedPRBF
 from ..prbf.incremental import (
     IncrementalPRBFSplit,
     SelectedIncrementalPRBFSplit,
     SelectedPRBFSplit,
 )
-from .base import MODELS, Learner
+from .base import MODELS
+from .prbf_models import PRBFLearner
 
 
-class EstimatorLearner(Learner):
-    """Adapter for estimators exposing ``_fit_codes(X, codes, n_classes)`` and ``params_``."""
+class EstimatorLearner(PRBFLearner):
+    """:class:`~alprbf.models.prbf_models.PRBFLearner` for estimators without ``n_components``.
+
+    The estimator must expose ``_check_params()``, ``_fit_codes(X, codes, n_classes)`` and
+    ``params_``; prediction and ``model_size`` are the PRBF learner's.
+    """
 
     estimator_class: type = IncrementalPRBFSplit
-
-    def __init__(self, n_classes: int, random_state: int | None = None, **params: Any) -> None:
-        super().__init__(n_classes, random_state)
-        self.params = params
-        self.estimator = self.estimator_class(**params)
-        self.estimator._check()  # bad parameters fail at config time, not in a worker
 
     def fit(self, X, y):
         codes = label_codes(y)
@@ -49,7 +48,7 @@ class EstimatorLearner(Learner):
         self.estimator_ = None
         if not keep.any():
             return self
-        est = self.estimator_class(**self.params)
+        est = clone(self.estimator)
         if "random_state" in est.get_params():
             est.set_params(random_state=self.random_state)
         with warnings.catch_warnings():
@@ -57,21 +56,6 @@ class EstimatorLearner(Learner):
             est._fit_codes(np.asarray(X, dtype=np.float64)[keep], codes[keep], self.n_classes)
         self.estimator_ = est
         return self
-
-    def predict_log_proba(self, X):
-        X = np.asarray(X, dtype=np.float64)
-        if self.estimator_ is None:
-            return np.full((X.shape[0], self.n_classes), -np.log(self.n_classes))
-        return predict_log_proba(X, self.estimator_.params_)
-
-    def predict_proba(self, X):
-        p = np.exp(self.predict_log_proba(X))
-        return p / p.sum(axis=1, keepdims=True)
-
-    def model_size(self):
-        if self.estimator_ is None:
-            return None
-        return int(self.estimator_.params_.n_components)
 
     def selected_components(self) -> int | None:
         """Components before the split (the ``m`` chosen by the model selection)."""

@@ -33,18 +33,22 @@ with the largest objective (6) is kept.
 
 from __future__ import annotations
 
-import numbers
 import time
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
-from ..errors import UserError
-from ._em import INIT_METHODS, PRBFData, e_step, initialize_params, m_step, predict_log_proba
-from ._em import prepare_data, with_params
+from ._em import (
+    INIT_METHODS,
+    PRBFData,
+    e_step,
+    initialize_params,
+    m_step,
+    prepare_data,
+    with_params,
+)
+from ._estimator_base import CodesClassifier, check_choice, check_int, check_real
 from ._params import COVARIANCE_TYPES, PRBFParams
 
 R_INITS = ("uniform", "proportional")
@@ -158,7 +162,7 @@ def constrained_em(data: PRBFData, params: PRBFParams, sharing: np.ndarray, *,
                                it if max_iter > 0 else 0)
 
 
-class ConstrainedPRBF(ClassifierMixin, BaseEstimator):
+class ConstrainedPRBF(CodesClassifier):
     """PRBF network with constrained kernel sharing (002), trained by EM (eqs 8, 10-14).
 
     Parameters
@@ -210,26 +214,18 @@ class ConstrainedPRBF(ClassifierMixin, BaseEstimator):
         self.update_r = update_r
         self.random_state = random_state
 
-    def _check(self) -> None:
-        def bad(name, value, valid):
-            raise _ParamError(f"ConstrainedPRBF: invalid {name}={value!r}; valid: {valid}")
-
+    def _check_params(self) -> None:
         for name, valid in (("covariance_type", COVARIANCE_TYPES), ("init_params", INIT_METHODS),
                             ("r_init", R_INITS)):
-            if getattr(self, name) not in valid:
-                bad(name, getattr(self, name), ", ".join(valid))
+            check_choice(self, name, valid)
         for name, lo in (("n_components", 1), ("max_iter", 0), ("n_init", 1)):
-            v = getattr(self, name)
-            if not isinstance(v, numbers.Integral) or isinstance(v, bool) or v < lo:
-                bad(name, v, f"an integer >= {lo}")
+            check_int(self, name, lo)
         for name in ("tol", "reg_covar"):
-            v = getattr(self, name)
-            if not isinstance(v, numbers.Real) or not v >= 0:
-                bad(name, v, "a real number >= 0")
+            check_real(self, name, 0.0)
 
     def _fit_codes(self, X, codes, n_classes, n_components=None):
         """Fit on integer codes ``0..n_classes-1`` (all rows labeled)."""
-        self._check()
+        self._check_params()
         t0 = time.perf_counter()
         data = prepare_data(X, codes, n_classes, self.covariance_type)
         M = min(self.n_components if n_components is None else n_components, data.n_samples)
@@ -253,46 +249,7 @@ class ConstrainedPRBF(ClassifierMixin, BaseEstimator):
         self.fit_time_ = time.perf_counter() - t0
         return self
 
-    def fit(self, X, y):
-        """Fit on labeled data.
-
-        Parameters
-        ----------
-        X : array-like of shape (n, d)
-        y : array-like of shape (n,)
-
-        Returns
-        -------
-        self
-        """
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
-        classes, codes = np.unique(y, return_inverse=True)
-        self._fit_codes(X, codes, len(classes))
-        self.classes_ = classes
-        return self
-
-    def predict_log_proba(self, X):
-        """Log posteriors from eq 1 with the learned ``Theta``, shape (n, n_classes)."""
-        check_is_fitted(self, "params_")
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        return predict_log_proba(X, self.params_)
-
-    def predict_proba(self, X):
-        """Class posteriors, shape (n, n_classes); rows sum to 1."""
-        p = np.exp(self.predict_log_proba(X))
-        return p / p.sum(axis=1, keepdims=True)
-
-    def predict(self, X):
-        """Most probable class, shape (n,)."""
-        lp = self.predict_log_proba(X)
-        return self.classes_[np.argmax(lp, axis=1)]
-
     @property
     def n_components_(self) -> int:
         check_is_fitted(self, "params_")
         return self.params_.n_components
-
-
-class _ParamError(UserError, ValueError):
-    """Invalid estimator parameter (a user error and a ValueError, as sklearn expects)."""

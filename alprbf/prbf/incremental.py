@@ -29,17 +29,14 @@ Choices where the paper is silent:
 
 from __future__ import annotations
 
-import numbers
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..errors import UserError
 from ._em import e_step, fit_em, predict_log_proba, prepare_data, run_em
+from ._estimator_base import CodesClassifier, ParamError, check_choice, check_int, check_real
 from ._incremental import AdditionInfo, one_component_params, propose_component
 from ._kdtree import SPLIT_POINTS
 from ._params import COVARIANCE_TYPES, PRBFParams
@@ -133,82 +130,7 @@ def incremental_path(X: np.ndarray, y: np.ndarray, n_classes: int, *, max_compon
     return path
 
 
-class _ParamError(UserError, ValueError):
-    """Invalid estimator parameter (a user error and a ValueError, as sklearn expects)."""
-
-
-def _check_int(est, name: str, lo: int) -> None:
-    v = getattr(est, name)
-    if not isinstance(v, numbers.Integral) or isinstance(v, bool) or v < lo:
-        raise _ParamError(f"{type(est).__name__}: invalid {name}={v!r}; valid: an integer >= {lo}")
-
-
-def _check_real(est, name: str) -> None:
-    v = getattr(est, name)
-    if not isinstance(v, numbers.Real) or isinstance(v, bool) or not np.isfinite(v):
-        raise _ParamError(f"{type(est).__name__}: invalid {name}={v!r}; valid: a real number")
-
-
-def _check_choice(est, name: str, valid) -> None:
-    v = getattr(est, name)
-    if v not in valid:
-        raise _ParamError(f"{type(est).__name__}: invalid {name}={v!r}; valid: "
-                          + ", ".join(map(str, valid)))
-
-
-class _CodesClassifier(ClassifierMixin, BaseEstimator):
-    """Shared fit/predict plumbing: subclasses implement ``_fit_codes`` and set ``params_``."""
-
-    def fit(self, X, y):
-        """Fit on labeled data.
-
-        Parameters
-        ----------
-        X : array-like of shape (n, d)
-        y : array-like of shape (n,)
-
-        Returns
-        -------
-        self
-        """
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
-        classes, codes = np.unique(y, return_inverse=True)
-        self._fit_codes(X, codes, len(classes))
-        self.classes_ = classes
-        return self
-
-    def _fit_codes(self, X, codes, n_classes):  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def _params_for(self, n_components):
-        return self.params_
-
-    def predict_log_proba(self, X, n_components=None):
-        """Log class posteriors, shape (n, n_classes).
-
-        Parameters
-        ----------
-        X : array-like of shape (n, d)
-        n_components : int or None
-            Only for estimators that keep several networks (see their docstring).
-        """
-        check_is_fitted(self, "params_")
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        return predict_log_proba(X, self._params_for(n_components))
-
-    def predict_proba(self, X, n_components=None):
-        """Class posteriors, shape (n, n_classes); rows sum to 1."""
-        p = np.exp(self.predict_log_proba(X, n_components))
-        return p / p.sum(axis=1, keepdims=True)
-
-    def predict(self, X, n_components=None):
-        """Most probable class, shape (n,)."""
-        lp = self.predict_log_proba(X, n_components)
-        return self.classes_[np.argmax(lp, axis=1)]
-
-
-class IncrementalPRBFSplit(_CodesClassifier):
+class IncrementalPRBFSplit(CodesClassifier):
     """Incremental PRBF-split (001 §III): grow the network one component at a time, then split.
 
     Parameters
@@ -272,19 +194,19 @@ class IncrementalPRBFSplit(_CodesClassifier):
         self.select = select
         self.random_state = random_state
 
-    def _check(self) -> None:
-        _check_choice(self, "covariance_type", COVARIANCE_TYPES)
-        _check_choice(self, "split_point", SPLIT_POINTS)
+    def _check_params(self) -> None:
+        check_choice(self, "covariance_type", COVARIANCE_TYPES)
+        check_choice(self, "split_point", SPLIT_POINTS)
         for name, lo in (("max_components", 1), ("n_candidates_depth", 1), ("max_iter", 0),
                          ("partial_max_iter", 0)):
-            _check_int(self, name, lo)
+            check_int(self, name, lo)
         for name in ("threshold", "reg_covar", "tol", "split_min_mass"):
-            _check_real(self, name)
+            check_real(self, name)
         if self.select != "last":
-            _check_int(self, "select", 1)
+            check_int(self, "select", 1)
 
     def _fit_codes(self, X, codes, n_classes):
-        self._check()
+        self._check_params()
         t0 = time.perf_counter()
         self.path_ = incremental_path(
             X, codes, n_classes, max_components=self.max_components,
@@ -336,16 +258,16 @@ def _select(errors: dict, covariance_types) -> tuple[str, int, float]:
     return best
 
 
-class _SelectedBase(_CodesClassifier):
+class _SelectedBase(CodesClassifier):
     """Inner-CV selection of (m, covariance type) shared by the two PRBF-split protocols."""
 
     def _check_common(self) -> None:
         cts = tuple(self.covariance_types)
         if not cts or any(c not in COVARIANCE_TYPES for c in cts):
-            raise _ParamError(f"{type(self).__name__}: invalid covariance_types={cts!r}; "
+            raise ParamError(f"{type(self).__name__}: invalid covariance_types={cts!r}; "
                               f"valid: a non-empty subset of {', '.join(COVARIANCE_TYPES)}")
-        _check_int(self, "inner_folds", 2)
-        _check_int(self, "cv_seed", 0)
+        check_int(self, "inner_folds", 2)
+        check_int(self, "cv_seed", 0)
 
     def _score_fold(self, X_tr, y_tr, X_va, y_va, n_classes, ct) -> np.ndarray:
         raise NotImplementedError  # pragma: no cover
@@ -354,7 +276,7 @@ class _SelectedBase(_CodesClassifier):
         raise NotImplementedError  # pragma: no cover
 
     def _fit_codes(self, X, codes, n_classes):
-        self._check()
+        self._check_params()
         t0 = time.perf_counter()
         cts = tuple(self.covariance_types)
         splits = inner_cv_splits(codes, self.inner_folds, self.cv_seed)
@@ -441,9 +363,9 @@ class SelectedIncrementalPRBFSplit(_SelectedBase):
             reg_covar=self.reg_covar, tol=self.tol, max_iter=self.max_iter,
             partial_max_iter=self.partial_max_iter, split_min_mass=self.split_min_mass)
 
-    def _check(self) -> None:
+    def _check_params(self) -> None:
         self._check_common()
-        self._inner(COVARIANCE_TYPES[0], self.max_components)._check()
+        self._inner(COVARIANCE_TYPES[0], self.max_components)._check_params()
 
     def _score_fold(self, X_tr, y_tr, X_va, y_va, n_classes, ct):
         est = self._inner(ct, self.max_components)._fit_codes(X_tr, y_tr, n_classes)
@@ -510,15 +432,15 @@ class SelectedPRBFSplit(_SelectedBase):
             return list(range(1, self.max_components + 1))
         return sorted({int(m) for m in self.m_grid})
 
-    def _check(self) -> None:
+    def _check_params(self) -> None:
         self._check_common()
         for name, lo in (("max_components", 1), ("n_init", 1), ("max_iter", 0)):
-            _check_int(self, name, lo)
+            check_int(self, name, lo)
         for name in ("reg_covar", "tol", "split_min_mass"):
-            _check_real(self, name)
+            check_real(self, name)
         grid = self._grid()
         if not grid or grid[0] < 1 or grid[-1] > self.max_components:
-            raise _ParamError(f"{type(self).__name__}: invalid m_grid={self.m_grid!r}; valid: "
+            raise ParamError(f"{type(self).__name__}: invalid m_grid={self.m_grid!r}; valid: "
                               f"integers in 1..max_components={self.max_components}")
 
     def _fit_split(self, X, codes, n_classes, ct, m) -> tuple[PRBFParams, int]:
