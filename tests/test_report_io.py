@@ -116,3 +116,17 @@ def test_shipped_reference_files_are_valid():
     for p in refs:
         ref = io.load_reference(p)  # raises UserError on a malformed file
         assert len(ref) > 0 and ref["source"].str.startswith("seed").all(), p.name
+
+
+def test_report_imports_no_models_strategies_protocol_or_runner():
+    import subprocess
+    import sys
+
+    code = ("import sys, alprbf.report; "
+            "print(','.join(sorted(m for m in sys.modules if m.startswith('alprbf'))))")
+    mods = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True).stdout.strip().split(",")
+    forbidden = ("alprbf.models", "alprbf.strategies", "alprbf.protocol", "alprbf.runner",
+                 "alprbf.prbf", "alprbf.datasets", "alprbf.config")
+    assert [m for m in mods if m.startswith(forbidden)] == []
+    assert "alprbf.schema" in mods
