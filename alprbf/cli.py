@@ -79,6 +79,10 @@ def report(
     alpha: Annotated[float, typer.Option(help="Significance level for Nemenyi/CD.")] = 0.10,
     q_alpha: Annotated[float | None, typer.Option(
         help="Override the Nemenyi critical value q_alpha.")] = None,
+    rp_measure: Annotated[str, typer.Option(
+        help="RP accuracy: train_best (seed 003) or final.")] = "train_best",
+    window: Annotated[float, typer.Option(
+        help="DUR target window: last fraction of the budget.")] = 0.2,
 ) -> None:
     """Tables and plots from the Parquet results (never re-runs anything)."""
     formats = tuple(f.strip() for f in format.split(",") if f.strip())
@@ -89,7 +93,7 @@ def report(
     from .report import build_report
 
     written = build_report(results, out_dir=out, baseline=baseline, formats=formats,
-                           alpha=alpha, q_alpha=q_alpha)
+                           alpha=alpha, q_alpha=q_alpha, rp_measure=rp_measure, window=window)
     for p in written:
         typer.echo(str(p))
 
