@@ -37,6 +37,7 @@ from collections.abc import Iterator
 
 import numpy as np
 from scipy.linalg import solve_triangular
+from scipy.linalg.lapack import dtrtri
 
 from ._params import COVARIANCE_TYPES
 
@@ -170,11 +171,16 @@ def compute_precision_cholesky(covariances: np.ndarray, covariance_type: str) ->
         raise ValueError("covariances contain non-finite values")
     if covariance_type != "full":
         return 1.0 / np.sqrt(np.maximum(cov, np.finfo(np.float64).tiny))
-    M, d, _ = cov.shape
-    eye = np.eye(d)
+    try:
+        L = np.linalg.cholesky(cov)                      # one batched call
+    except np.linalg.LinAlgError:
+        L = np.array([_robust_cholesky(c) for c in cov])
     out = np.empty_like(cov)
-    for j in range(M):
-        out[j] = solve_triangular(_robust_cholesky(cov[j]), eye, lower=True).T
+    for j in range(cov.shape[0]):
+        inv, info = dtrtri(L[j], lower=1)
+        if info != 0:  # pragma: no cover - L has a positive diagonal by construction
+            inv = solve_triangular(L[j], np.eye(len(L[j])), lower=True)
+        out[j] = inv.T
     return out
 
 

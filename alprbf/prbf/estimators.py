@@ -109,7 +109,8 @@ class _PRBFBase(ClassifierMixin, BaseEstimator):
 
     def predict(self, X):
         """Most probable class (Bayes rule, 001 eq 1), shape (n,)."""
-        return self.classes_[np.argmax(self.predict_log_proba(X), axis=1)]
+        lp = self.predict_log_proba(X)                # checks fitted state first
+        return self.classes_[np.argmax(lp, axis=1)]
 
     @property
     def n_components_(self) -> int:
@@ -252,6 +253,8 @@ class SemiSupervisedPRBF(_PRBFBase):
         if len(y) != X.shape[0]:
             raise ValueError(f"X has {X.shape[0]} rows but y has {len(y)} entries")
         if y.dtype.kind == "f":
+            if np.any(np.isinf(y)):
+                raise ValueError("Input y contains infinity (use nan for unlabeled rows)")
             labeled = ~np.isnan(y)
         elif y.dtype.kind == "O":
             labeled = np.array([not (v is None or (isinstance(v, float) and np.isnan(v)))

@@ -1,0 +1,306 @@
+"""PRBF numerical core: Gaussian densities, supervised E/M steps, EM loop, split, prediction.
+
+Oracles: sklearn's GaussianMixture private steps (one class), brute-force formulas from
+``test_prbf_core_oracles`` (scipy densities, explicit loops), hand-worked 2-D cases.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sklearn.mixture import GaussianMixture
+
+from alprbf.prbf import (
+    PRBF,
+    GaussianFeatures,
+    PRBFParams,
+    PRBFSplit,
+    compute_precision_cholesky,
+    e_step,
+    estimate_gaussian_parameters,
+    estimate_log_gaussian_prob,
+    fit_em,
+    initialize_params,
+    log_class_conditional,
+    m_step,
+    predict_log_proba,
+    prepare_data,
+    run_em,
+    split_params,
+)
+
+from .test_prbf_core_oracles import (
+    brute_e_step,
+    brute_m_step,
+    class_loglik,
+    full_cov,
+    log_gauss,
+)
+
+CTS = ("full", "diag", "spherical")
+
+
+def _blobs(seed, n=120, d=3, K=2, shift=2.5):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(K, size=n)
+    A = rng.normal(size=(d, d)) * 0.4 + np.eye(d)
+    X = rng.normal(size=(n, d)) @ A + shift * np.eye(K, d)[y] + np.array([3.0, -1.0, 0.5])[:d]
+    return X, y
+
+
+def _random_params(rng, M, d, K, ct, X):
+    means = X[rng.choice(len(X), M, replace=False)] + rng.normal(scale=0.1, size=(M, d))
+    if ct == "full":
+        B = rng.normal(size=(M, d, d)) * 0.3
+        covs = B @ np.swapaxes(B, 1, 2) + np.eye(d)
+    elif ct == "diag":
+        covs = rng.uniform(0.5, 2.0, size=(M, d))
+    else:
+        covs = rng.uniform(0.5, 2.0, size=M)
+    w = rng.dirichlet(np.ones(M), size=K).T
+    priors = rng.dirichlet(np.ones(K))
+    return PRBFParams(means, covs, compute_precision_cholesky(covs, ct), w, priors, ct)
+
+
+# ---------------------------------------------------------------- Gaussian building blocks
+
+@pytest.mark.parametrize("ct", CTS)
+def test_log_gaussian_prob_matches_scipy(ct):
+    rng = np.random.default_rng(1)
+    X, _ = _blobs(1, n=50)
+    p = _random_params(rng, 4, 3, 2, ct, X)
+    got = estimate_log_gaussian_prob(X, p.means, p.precisions_cholesky, ct)
+    want = log_gauss(X, p.means, full_cov(p.covariances, ct, 3))
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)
+
+
+def test_full_features_blockwise_equals_cached():
+    X, _ = _blobs(2, n=70)
+    rng = np.random.default_rng(2)
+    p = _random_params(rng, 3, 3, 2, "full", X)
+    cached = GaussianFeatures(X, "full")
+    blocked = GaussianFeatures(X, "full", max_bytes=0)
+    blocked.block_rows = 16                      # force several blocks
+    assert cached.F is not None and blocked.F is None
+    a = estimate_log_gaussian_prob(None, p.means, p.precisions_cholesky, "full", features=cached)
+    b = estimate_log_gaussian_prob(None, p.means, p.precisions_cholesky, "full", features=blocked)
+    np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+    resp = rng.dirichlet(np.ones(3), size=len(X))
+    for u, v in zip(estimate_gaussian_parameters(None, resp, 1e-6, "full", features=cached),
+                    estimate_gaussian_parameters(None, resp, 1e-6, "full", features=blocked),
+                    strict=True):
+        np.testing.assert_allclose(u, v, rtol=1e-12, atol=1e-12)
+
+
+def test_precision_cholesky_survives_indefinite_covariance():
+    c = np.array([[[1.0, 1.0], [1.0, 1.0 - 1e-17]]])          # singular / indefinite by round-off
+    U = compute_precision_cholesky(c, "full")
+    assert np.all(np.isfinite(U))
+    assert np.all(np.isfinite(compute_precision_cholesky(np.array([[0.0, 1.0]]), "diag")))
+
+
+# ---------------------------------------------------------------- one class == sklearn GMM
+
+@pytest.mark.parametrize("ct", CTS)
+def test_single_class_steps_equal_sklearn_gaussian_mixture(ct):
+    X, _ = _blobs(3, n=200)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        gm = GaussianMixture(4, covariance_type=ct, max_iter=1, random_state=0,
+                             reg_covar=1e-6).fit(X)
+    data = prepare_data(X, np.zeros(len(X), dtype=int), 1, ct)
+    p = PRBFParams(gm.means_.copy(), gm.covariances_.copy(), gm.precisions_cholesky_.copy(),
+                   gm.weights_[:, None].copy(), np.ones(1), ct)
+    for _ in range(3):                               # three consecutive iterations
+        est = e_step(data, p)
+        ll_sk, log_resp_sk = gm._e_step(X)
+        assert est.loglik / len(X) == pytest.approx(ll_sk, abs=1e-10)
+        np.testing.assert_allclose(est.log_resp, log_resp_sk, rtol=0, atol=1e-10)
+        gm._m_step(X, log_resp_sk)
+        p = m_step(data, est, p, reg_covar=1e-6)
+        np.testing.assert_allclose(p.means, gm.means_, rtol=0, atol=1e-10)
+        np.testing.assert_allclose(p.covariances, gm.covariances_, rtol=0, atol=1e-10)
+        np.testing.assert_allclose(p.weights[:, 0], gm.weights_, rtol=0, atol=1e-10)
+        np.testing.assert_allclose(p.precisions_cholesky, gm.precisions_cholesky_,
+                                   rtol=1e-9, atol=1e-9)
+
+
+# ---------------------------------------------------------------- supervised E/M vs brute force
+
+@pytest.mark.parametrize("ct", CTS)
+def test_supervised_steps_equal_brute_force(ct):
+    X, y = _blobs(4, n=60, K=3)
+    rng = np.random.default_rng(4)
+    p = _random_params(rng, 4, 3, 3, ct, X)
+    p.class_priors = np.bincount(y, minlength=3) / len(y)
+    data = prepare_data(X, y, 3, ct)
+    est = e_step(data, p)
+    joint, ll = brute_e_step(X, y, p.means, full_cov(p.covariances, ct, 3), p.weights,
+                             p.class_priors)
+    assert est.loglik == pytest.approx(ll, rel=1e-12)
+    # labeled rows: resp = p(j|x, y) = joint[:, :, y]
+    np.testing.assert_allclose(est.resp, joint[np.arange(len(y)), :, y], atol=1e-12)
+    np.testing.assert_allclose(est.counts, joint.sum(axis=0), atol=1e-10)
+    # eq 6 part: sum log p(x|y)
+    want6 = class_loglik(X, y, p.means, full_cov(p.covariances, ct, 3), p.weights).sum()
+    assert est.loglik_labeled == pytest.approx(want6, rel=1e-12)
+    new = m_step(data, est, p, reg_covar=1e-6)
+    bm, bc, bw, bp = brute_m_step(X, y, joint, 1e-6, ct, False, p.class_priors)
+    np.testing.assert_allclose(new.means, bm, atol=1e-10)
+    np.testing.assert_allclose(new.covariances, bc, atol=1e-10)
+    np.testing.assert_allclose(new.weights, bw, atol=1e-12)
+    np.testing.assert_array_equal(new.class_priors, p.class_priors)   # fixed: N_k / N
+
+
+def test_zero_weight_and_dead_component_give_no_nan():
+    X, y = _blobs(5, n=40)
+    ct = "full"
+    rng = np.random.default_rng(5)
+    p = _random_params(rng, 3, 3, 2, ct, X)
+    p.means[2] = 1e3                                   # far from every row: no responsibility
+    p.weights[:, 1] = [0.0, 1.0, 0.0]                  # class 1 uses component 1 only
+    p.weights[:, 0] = [0.5, 0.25, 0.25]
+    p.class_priors = np.array([0.5, 0.5])
+    data = prepare_data(X, y, 2, ct)
+    res = run_em(data, p, max_iter=5, tol=0.0)
+    for arr in (res.params.means, res.params.covariances, res.params.weights,
+                res.estep.resp, res.loglik_history):
+        assert np.all(np.isfinite(arr))
+    np.testing.assert_array_equal(res.params.means[2], p.means[2])      # dead: kept
+    assert res.params.weights[0, 1] == 0.0 and res.params.weights[2, 1] == 0.0
+    lp = predict_log_proba(X, res.params)
+    assert not np.any(np.isnan(lp))
+    np.testing.assert_allclose(np.exp(lp).sum(axis=1), 1.0, atol=1e-12)
+
+
+def test_log_class_conditional_exact_when_product_underflows():
+    # component 0 (the only one of class 1) is ~1e-400 relative to component 1 at these rows
+    log_prob = np.array([[-1000.0, -10.0], [-900.0, -5.0], [-3.0, -4.0]])
+    weights = np.array([[0.0, 1.0], [1.0, 0.0]])
+    got = log_class_conditional(log_prob, weights)
+    want = np.array([[-10.0, -1000.0], [-5.0, -900.0], [-4.0, -3.0]])
+    np.testing.assert_allclose(got, want, rtol=1e-13)
+
+
+@pytest.mark.parametrize("ct", CTS)
+def test_predict_log_proba_matches_brute_force(ct):
+    X, y = _blobs(6, n=50, K=3)
+    p = _random_params(np.random.default_rng(6), 5, 3, 3, ct, X)
+    got = predict_log_proba(X, p)
+    lg = log_gauss(X, p.means, full_cov(p.covariances, ct, 3))
+    joint = np.array([[np.log(p.class_priors[k]) + np.log(np.sum(p.weights[:, k] * np.exp(lg[i])))
+                       for k in range(3)] for i in range(len(X))])
+    want = joint - np.log(np.exp(joint).sum(axis=1, keepdims=True))
+    np.testing.assert_allclose(got, want, atol=1e-10)
+    np.testing.assert_allclose(np.exp(got).sum(axis=1), 1.0, atol=1e-12)
+
+
+# ---------------------------------------------------------------- EM loop properties
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), ct=st.sampled_from(CTS), M=st.integers(1, 4),
+       K=st.integers(1, 3), d=st.integers(1, 3))
+def test_supervised_loglik_never_decreases(seed, ct, M, K, d):
+    rng = np.random.default_rng(seed)
+    n = 40
+    X = rng.normal(size=(n, d)) + rng.integers(0, 3, size=(n, 1))
+    y = rng.integers(K, size=n)
+    data = prepare_data(X, y, K, ct)
+    p0 = initialize_params(data, M, reg_covar=1e-10, random_state=seed)
+    res = run_em(data, p0, tol=0.0, max_iter=25, reg_covar=1e-10)
+    h = res.loglik_history
+    assert np.all(np.isfinite(h))
+    assert np.all(np.diff(h) >= -1e-7 * (1.0 + np.abs(h[:-1])))
+
+
+def test_fit_em_is_deterministic_and_keeps_best_restart():
+    X, y = _blobs(7, n=90, K=3)
+    data = prepare_data(X, y, 3, "diag")
+    a = fit_em(data, 4, n_init=3, random_state=11)
+    b = fit_em(data, 4, n_init=3, random_state=11)
+    np.testing.assert_array_equal(a.params.means, b.params.means)
+    np.testing.assert_array_equal(a.loglik_history, b.loglik_history)
+    # the restarts of n_init=5 are the five runs drawn one after another from the same generator
+    rng = np.random.default_rng(3)
+    singles = [fit_em(data, 4, n_init=1, random_state=rng).loglik for _ in range(5)]
+    assert fit_em(data, 4, n_init=5, random_state=3).loglik == max(singles)
+    assert len(set(np.round(singles, 8))) > 1        # the restarts really differ
+
+
+# ---------------------------------------------------------------- split
+
+def test_supervised_split_hand_worked_2d():
+    """Component A (origin) holds classes 0 and 1, component B (far away) only class 1."""
+    X = np.array([[0.0, 0.0], [2.0, 0.0],          # class 0, near A
+                  [0.0, 2.0], [0.0, 4.0],          # class 1, near A
+                  [100.0, 100.0], [102.0, 100.0]])  # class 1, near B
+    y = np.array([0, 0, 1, 1, 1, 1])
+    covs = np.array([np.eye(2) * 4.0, np.eye(2) * 2.0])
+    p = PRBFParams(np.array([[1.0, 1.0], [101.0, 100.0]]), covs,
+                   compute_precision_cholesky(covs, "full"),
+                   np.array([[1.0, 0.5], [0.0, 0.5]]), np.array([2 / 6, 4 / 6]), "full")
+    data = prepare_data(X, y, 2, "full")
+    est = e_step(data, p)
+    sp = split_params(data, p, est, reg_covar=0.0)
+    # A -> (A, class 0), (A, class 1); B is kept (only class 1)
+    np.testing.assert_array_equal(sp.parent, [0, 0, 1])
+    np.testing.assert_array_equal(sp.component_class, [0, 1, 1])
+    np.testing.assert_allclose(sp.params.means, [[1.0, 0.0], [0.0, 3.0], [101.0, 100.0]],
+                               atol=1e-12)
+    # (second moments are accumulated around the global mean ~(34, 34): ~1e-12 round-off)
+    np.testing.assert_allclose(sp.params.covariances[0], [[1.0, 0.0], [0.0, 0.0]], atol=1e-9)
+    np.testing.assert_allclose(sp.params.covariances[1], [[0.0, 0.0], [0.0, 1.0]], atol=1e-9)
+    np.testing.assert_array_equal(sp.params.covariances[2], covs[1])
+    np.testing.assert_allclose(sp.params.weights, [[1.0, 0.0], [0.0, 0.5], [0.0, 0.5]],
+                               atol=1e-12)
+    np.testing.assert_array_equal(sp.params.class_priors, p.class_priors)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), ct=st.sampled_from(CTS), M=st.integers(1, 4),
+       K=st.integers(2, 3))
+def test_split_does_not_lower_class_conditional_likelihood(seed, ct, M, K):
+    rng = np.random.default_rng(seed)
+    n, d = 60, 2
+    y = rng.integers(K, size=n)
+    X = rng.normal(size=(n, d)) + 1.5 * np.eye(K, d)[y]
+    data = prepare_data(X, y, K, ct)
+    res = run_em(data, initialize_params(data, M, reg_covar=1e-9, random_state=seed),
+                 tol=1e-8, max_iter=50, reg_covar=1e-9)
+    sp = split_params(data, res.params, res.estep, reg_covar=1e-9)
+    before = class_loglik(X, y, res.params.means, full_cov(res.params.covariances, ct, d),
+                          res.params.weights)
+    after = class_loglik(X, y, sp.params.means, full_cov(sp.params.covariances, ct, d),
+                         sp.params.weights)
+    assert np.all(after >= before - 1e-6), (before, after)
+    # every split component describes exactly one class
+    assert np.all((sp.params.weights > 0).sum(axis=1) == 1)
+
+
+# ---------------------------------------------------------------- estimators
+
+def test_estimators_fit_predict_and_are_deterministic():
+    X, y = _blobs(8, n=150, K=3)
+    labels = np.array(["a", "b", "c"])[y]
+    for cls in (PRBF, PRBFSplit):
+        a = cls(3, random_state=0).fit(X, labels)
+        b = cls(3, random_state=0).fit(X, labels)
+        np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+        assert set(a.predict(X)) <= set(labels)
+        assert a.score(X, labels) > 0.8
+        np.testing.assert_allclose(a.predict_proba(X).sum(axis=1), 1.0, atol=1e-12)
+        assert np.all(np.diff(a.loglik_history_) >= -1e-6 * np.abs(a.loglik_history_[1:]))
+
+
+def test_invalid_parameters_raise_user_error():
+    from alprbf.errors import UserError
+
+    X, y = _blobs(9, n=30)
+    with pytest.raises(UserError, match="covariance_type"):
+        PRBF(covariance_type="tied").fit(X, y)
+    with pytest.raises(ValueError, match="n_components"):
+        PRBF(n_components=0).fit(X, y)
