@@ -234,3 +234,26 @@ def test_try_add_component_semi_supervised():
     h = info.em_info.loglik_history
     assert np.all(np.diff(h) >= -1e-8 * abs(h[0]))
     assert np.all(np.isfinite(new.means)) and np.allclose(new.weights.sum(0), 1)
+
+
+def test_degenerate_candidates_generalised_eigenvalue():
+    from scipy.linalg import eigh
+
+    from alprbf.prbf._incremental import degenerate_candidates
+
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(200, 3)) @ np.array([[1.0, 0.9, 0.0], [0.0, 0.1, 0.0], [0.0, 0.0, 2.0]])
+    S = np.cov(X.T, bias=True)
+    good = S * 0.5
+    v = eigh(S)[1][:, 0]  # the data's thinnest direction: a small absolute variance is normal
+    thin_but_ok = 0.4 * S
+    flat = S - 0.999 * np.outer(S @ v, S @ v) / (v @ S @ v)  # variance 0.1 % of S along v
+    covs = np.array([good, thin_but_ok, flat])
+    lam = [eigh(c, S, eigvals_only=True)[0] for c in covs]
+    assert np.allclose(lam[:2], [0.5, 0.4]) and lam[2] < 1e-2
+    assert degenerate_candidates(covs, "full", X, 1e-2).tolist() == [False, False, True]
+    var = X.var(0)
+    dg = np.array([var * 0.5, var * [1, 1e-4, 1]])
+    assert degenerate_candidates(dg, "diag", X, 1e-3).tolist() == [False, True]
+    assert degenerate_candidates(np.array([1e-5, 1.0]), "spherical", X, 1e-3).tolist() == \
+        [True, False]

@@ -21,6 +21,14 @@ Adding component ``M+1`` to a network ``PRBF(M)`` with parameters ``Theta_M`` (p
    p(x|k; Theta_M))`` computed in log space.  Candidates that raise the likelihood of at least
    ``min_classes`` (= 2) classes are kept; their total is the sum of their positive ``dL_k``;
    the best candidate is added when its total exceeds ``threshold`` (= 0.01).
+   *Degenerate candidates are discarded first* (a choice the paper does not discuss): with
+   discrete-valued features (Pima's zeros, BUPA's counts) partial EM collapses candidates onto
+   the rows that share a value, whose singular density "raises" the likelihood of every class
+   on that plane and would pass the test at every step; a candidate with a variance below
+   ``degenerate_tol`` (1e-3) times the data's variance in the same direction is rejected
+   (:func:`degenerate_candidates`).
+   (A singular covariance makes the log density infinite or undefined, so an implementation
+   without a covariance floor cannot accept such a candidate either.)
 5. **Insertion** (001 eq 16): ``pi_jk <- (1 - a_k) pi_jk`` for the old components and
    ``pi_{M+1,k} = a_k``; class priors are unchanged.  Then (optionally) EM on the grown network:
    supervised EM when every row is labeled, semi-supervised EM (000 eqs 17-29) otherwise.
@@ -300,6 +308,44 @@ def class_loglik_change(y_codes: np.ndarray, log_p_old: np.ndarray, log_f_new: n
     return sums / np.where(counts > 0, counts, 1.0)[None, :]
 
 
+def degenerate_candidates(covariances: np.ndarray, covariance_type: str, X: np.ndarray,
+                          tol: float) -> np.ndarray:
+    """True for candidates that are (nearly) singular relative to the data's own spread.
+
+    The smallest variance of the candidate in any direction is compared with the data's
+    variance in that direction: for "full" the smallest generalised eigenvalue of
+    ``(Sigma_cand, Sigma_data)``; for "diag" the smallest per-feature ratio; for "spherical"
+    the ratio to the mean feature variance.  A ratio below ``tol`` marks a candidate that sits
+    on a lower-dimensional set (typically rows sharing a value of a discrete feature): its
+    likelihood gain is an artefact of the singular density, not of class overlap.
+
+    Parameters
+    ----------
+    covariances : ndarray (C, d, d), (C, d) or (C,)
+    covariance_type : {"full", "diag", "spherical"}
+    X : ndarray (n, d)
+        The data the candidates were built from.
+    tol : float
+
+    Returns
+    -------
+    ndarray of bool, shape (C,)
+    """
+    if covariances.shape[0] == 0:
+        return np.zeros(0, dtype=bool)
+    var = np.var(X, axis=0)
+    if covariance_type == "full":
+        S = np.atleast_2d(np.cov(X.T, bias=True))
+        S.flat[:: S.shape[0] + 1] += 1e-12 * max(float(var.mean()), 1e-300)
+        Linv = np.linalg.inv(np.linalg.cholesky(S))
+        ratio = np.linalg.eigvalsh(Linv @ covariances @ Linv.T)[:, 0]
+    elif covariance_type == "diag":
+        ratio = (covariances / np.where(var > 0, var, 1.0)).min(axis=1)
+    else:
+        ratio = covariances / max(float(var.mean()), 1e-300)
+    return ratio < tol
+
+
 def select_candidate(delta: np.ndarray, threshold: float = 0.01, min_classes: int = 2
                      ) -> tuple[int | None, np.ndarray, np.ndarray]:
     """Apply 001's selection rule to the per-class changes ``delta`` (C, K).
@@ -371,7 +417,8 @@ def propose_component(X: np.ndarray, y: np.ndarray, params: PRBFParams, *,
                       threshold: float = 0.01, min_classes: int = 2, depth: int = 3,
                       split_point: str = "mean", reg_covar: float = 1e-6,
                       partial_max_iter: int = 10, partial_tol: float = 1e-5,
-                      min_size: int = 2) -> tuple[PRBFParams | None, AdditionInfo]:
+                      min_size: int = 2, degenerate_tol: float = 1e-3
+                      ) -> tuple[PRBFParams | None, AdditionInfo]:
     """Steps 1-5 of the module docstring on the labeled rows, without the final EM.
 
     Parameters: see :func:`try_add_component`.
@@ -400,6 +447,9 @@ def propose_component(X: np.ndarray, y: np.ndarray, params: PRBFParams, *,
     res = partial_em(Xl, yl, log_p_old, cand, ct, reg_covar, partial_max_iter, partial_tol,
                      features=data.features)
     delta = class_loglik_change(yl, log_p_old, res.log_f, res.candidates.alphas)
+    if degenerate_tol > 0:
+        bad = degenerate_candidates(res.candidates.covariances, ct, Xl, degenerate_tol)
+        delta[bad] = -np.inf
     best, kept, total = select_candidate(delta, threshold, min_classes)
     top = int(np.argmax(total)) if kept.any() else None
     info = AdditionInfo(
@@ -420,7 +470,8 @@ def try_add_component(X: np.ndarray, y: np.ndarray, params: PRBFParams,
                       rng: np.random.Generator | None = None, *, threshold: float = 0.01,
                       min_classes: int = 2, depth: int = 3, split_point: str = "mean",
                       reg_covar: float = 1e-6, partial_max_iter: int = 10,
-                      partial_tol: float = 1e-5, min_size: int = 2, em: bool = True,
+                      partial_tol: float = 1e-5, min_size: int = 2,
+                      degenerate_tol: float = 1e-3, em: bool = True,
                       em_tol: float = 1e-4, em_max_iter: int = 200
                       ) -> tuple[PRBFParams | None, AdditionInfo]:
     """Try to add one component to a PRBF network (001 §III; semi-supervised: 000 eqs 34-37).
@@ -456,6 +507,11 @@ def try_add_component(X: np.ndarray, y: np.ndarray, params: PRBFParams,
         Partial EM stops when no candidate's eq-17 value per labeled row changes more.
     min_size : int, default=2
         Smallest kd-tree subset used as a candidate.
+    degenerate_tol : float, default=1e-3
+        Candidates whose covariance (after partial EM) has, in some direction, a variance below
+        ``degenerate_tol`` times the labeled data's variance in that direction are discarded
+        (:func:`degenerate_candidates`); 0 keeps every candidate (the paper's literal
+        procedure).
     em : bool, default=True
         Run EM on the grown network (on all rows).  With ``False`` the caller runs it.
     em_tol, em_max_iter : float, int
@@ -479,7 +535,7 @@ def try_add_component(X: np.ndarray, y: np.ndarray, params: PRBFParams,
     new, info = propose_component(X, y, params, threshold=threshold, min_classes=min_classes,
                                   depth=depth, split_point=split_point, reg_covar=reg_covar,
                                   partial_max_iter=partial_max_iter, partial_tol=partial_tol,
-                                  min_size=min_size)
+                                  min_size=min_size, degenerate_tol=degenerate_tol)
     if new is None or not em:
         return new, info
     data = prepare_data(X, y, params.n_classes, params.covariance_type)

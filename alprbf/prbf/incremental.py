@@ -78,7 +78,7 @@ def incremental_path(X: np.ndarray, y: np.ndarray, n_classes: int, *, max_compon
                      depth: int = 3, split_point: str = "mean", reg_covar: float = 1e-6,
                      tol: float = 1e-4, max_iter: int = 200, partial_max_iter: int = 10,
                      partial_tol: float = 1e-5, split_min_mass: float = 1e-3,
-                     min_classes: int = 2) -> IncrementalPath:
+                     min_classes: int = 2, degenerate_tol: float = 1e-3) -> IncrementalPath:
     """Run the incremental algorithm of 001 §III.A (steps 1-7) on labeled data.
 
     Parameters
@@ -90,7 +90,7 @@ def incremental_path(X: np.ndarray, y: np.ndarray, n_classes: int, *, max_compon
     max_components : int
         ``M_max`` (paper: 30).
     covariance_type : {"full", "diag", "spherical"}
-    threshold, depth, split_point, min_classes, partial_max_iter, partial_tol
+    threshold, depth, split_point, min_classes, partial_max_iter, partial_tol, degenerate_tol
         Node addition settings (see :func:`alprbf.prbf._incremental.try_add_component`).
     reg_covar, tol, max_iter
         EM settings (:func:`alprbf.prbf._em.run_em`).
@@ -118,7 +118,7 @@ def incremental_path(X: np.ndarray, y: np.ndarray, n_classes: int, *, max_compon
                                       min_classes=min_classes, depth=depth,
                                       split_point=split_point, reg_covar=reg_covar,
                                       partial_max_iter=partial_max_iter,
-                                      partial_tol=partial_tol)
+                                      partial_tol=partial_tol, degenerate_tol=degenerate_tol)
         path.additions.append(info)
         if new is None:
             path.stopped = "no_candidate"
@@ -153,6 +153,9 @@ class IncrementalPRBFSplit(CodesClassifier):
         Maximum partial-EM iterations per candidate.
     split_min_mass : float, default=1e-3
         See :func:`alprbf.prbf._split.split_params`.
+    degenerate_tol : float, default=1e-3
+        Discard candidates with a variance below this times the data's variance in the same
+        direction (:func:`alprbf.prbf._incremental.degenerate_candidates`; 0 = paper-literal).
     select : "last" or int, default="last"
         Network used by ``predict``: the last PRBFsplit(m) of the run, or PRBFsplit(select)
         (capped at the last one).
@@ -179,8 +182,8 @@ class IncrementalPRBFSplit(CodesClassifier):
 
     def __init__(self, max_components=30, covariance_type="full", threshold=0.01,
                  n_candidates_depth=3, split_point="mean", reg_covar=1e-6, tol=1e-4,
-                 max_iter=200, partial_max_iter=10, split_min_mass=1e-3, select="last",
-                 random_state=None):
+                 max_iter=200, partial_max_iter=10, split_min_mass=1e-3,
+                 degenerate_tol=1e-3, select="last", random_state=None):
         self.max_components = max_components
         self.covariance_type = covariance_type
         self.threshold = threshold
@@ -191,6 +194,7 @@ class IncrementalPRBFSplit(CodesClassifier):
         self.max_iter = max_iter
         self.partial_max_iter = partial_max_iter
         self.split_min_mass = split_min_mass
+        self.degenerate_tol = degenerate_tol
         self.select = select
         self.random_state = random_state
 
@@ -200,7 +204,7 @@ class IncrementalPRBFSplit(CodesClassifier):
         for name, lo in (("max_components", 1), ("n_candidates_depth", 1), ("max_iter", 0),
                          ("partial_max_iter", 0)):
             check_int(self, name, lo)
-        for name in ("threshold", "reg_covar", "tol", "split_min_mass"):
+        for name in ("threshold", "reg_covar", "tol", "split_min_mass", "degenerate_tol"):
             check_real(self, name)
         if self.select != "last":
             check_int(self, "select", 1)
@@ -213,7 +217,8 @@ class IncrementalPRBFSplit(CodesClassifier):
             covariance_type=self.covariance_type, threshold=self.threshold,
             depth=self.n_candidates_depth, split_point=self.split_point,
             reg_covar=self.reg_covar, tol=self.tol, max_iter=self.max_iter,
-            partial_max_iter=self.partial_max_iter, split_min_mass=self.split_min_mass)
+            partial_max_iter=self.partial_max_iter, split_min_mass=self.split_min_mass,
+            degenerate_tol=self.degenerate_tol)
         self.n_models_ = self.path_.n_models
         m = self.n_models_ if self.select == "last" else min(int(self.select), self.n_models_)
         self.n_components_ = m
@@ -314,7 +319,7 @@ class SelectedIncrementalPRBFSplit(_SelectedBase):
     inner_folds : int, default=9
     cv_seed : int, default=0
     threshold, n_candidates_depth, split_point, reg_covar, tol, max_iter, partial_max_iter,
-    split_min_mass
+    split_min_mass, degenerate_tol
         See :class:`IncrementalPRBFSplit`.
     random_state : None
         Unused (deterministic).
@@ -341,7 +346,8 @@ class SelectedIncrementalPRBFSplit(_SelectedBase):
     def __init__(self, max_components=30, covariance_types=("spherical", "diag", "full"),
                  inner_folds=9, cv_seed=0, threshold=0.01, n_candidates_depth=3,
                  split_point="mean", reg_covar=1e-6, tol=1e-4, max_iter=200,
-                 partial_max_iter=10, split_min_mass=1e-3, random_state=None):
+                 partial_max_iter=10, split_min_mass=1e-3, degenerate_tol=1e-3,
+                 random_state=None):
         self.max_components = max_components
         self.covariance_types = covariance_types
         self.inner_folds = inner_folds
@@ -354,6 +360,7 @@ class SelectedIncrementalPRBFSplit(_SelectedBase):
         self.max_iter = max_iter
         self.partial_max_iter = partial_max_iter
         self.split_min_mass = split_min_mass
+        self.degenerate_tol = degenerate_tol
         self.random_state = random_state
 
     def _inner(self, ct: str, max_components: int) -> IncrementalPRBFSplit:
@@ -361,7 +368,8 @@ class SelectedIncrementalPRBFSplit(_SelectedBase):
             max_components=max_components, covariance_type=ct, threshold=self.threshold,
             n_candidates_depth=self.n_candidates_depth, split_point=self.split_point,
             reg_covar=self.reg_covar, tol=self.tol, max_iter=self.max_iter,
-            partial_max_iter=self.partial_max_iter, split_min_mass=self.split_min_mass)
+            partial_max_iter=self.partial_max_iter, split_min_mass=self.split_min_mass,
+            degenerate_tol=self.degenerate_tol)
 
     def _check_params(self) -> None:
         self._check_common()
