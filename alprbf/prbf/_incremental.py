@@ -25,8 +25,11 @@ Adding component ``M+1`` to a network ``PRBF(M)`` with parameters ``Theta_M`` (p
    discrete-valued features (Pima's zeros, BUPA's counts) partial EM collapses candidates onto
    the rows that share a value, whose singular density "raises" the likelihood of every class
    on that plane and would pass the test at every step; a candidate with a variance below
-   ``degenerate_tol`` (1e-3) times the data's variance in the same direction is rejected
-   (:func:`degenerate_candidates`).
+   ``degenerate_tol`` times the data's variance in the same direction is rejected
+   (:func:`degenerate_candidates`).  The supervised incremental estimators use 1e-3; the
+   default of :func:`try_add_component` is 0 (off, the literal procedure) because with fewer
+   labeled rows than features every candidate is singular in this sense, and the
+   semi-supervised EM that follows an addition uses all rows.
    (A singular covariance makes the log density infinite or undefined, so an implementation
    without a covariance floor cannot accept such a candidate either.)
 5. **Insertion** (001 eq 16): ``pi_jk <- (1 - a_k) pi_jk`` for the old components and
@@ -335,10 +338,15 @@ def degenerate_candidates(covariances: np.ndarray, covariance_type: str, X: np.n
         return np.zeros(0, dtype=bool)
     var = np.var(X, axis=0)
     if covariance_type == "full":
+        # data covariance with a tiny ridge (it is singular when n <= d, e.g. few labels)
         S = np.atleast_2d(np.cov(X.T, bias=True))
-        S.flat[:: S.shape[0] + 1] += 1e-12 * max(float(var.mean()), 1e-300)
-        Linv = np.linalg.inv(np.linalg.cholesky(S))
-        ratio = np.linalg.eigvalsh(Linv @ covariances @ Linv.T)[:, 0]
+        S.flat[:: S.shape[0] + 1] += 1e-9 * max(float(var.mean()), 1e-300)
+        try:
+            Linv = np.linalg.inv(np.linalg.cholesky(S))
+            ratio = np.linalg.eigvalsh(Linv @ covariances @ Linv.T)[:, 0]
+        except np.linalg.LinAlgError:  # fall back to the per-feature test
+            diag = np.diagonal(covariances, axis1=1, axis2=2)
+            ratio = (diag / np.where(var > 0, var, 1.0)).min(axis=1)
     elif covariance_type == "diag":
         ratio = (covariances / np.where(var > 0, var, 1.0)).min(axis=1)
     else:
@@ -417,7 +425,7 @@ def propose_component(X: np.ndarray, y: np.ndarray, params: PRBFParams, *,
                       threshold: float = 0.01, min_classes: int = 2, depth: int = 3,
                       split_point: str = "mean", reg_covar: float = 1e-6,
                       partial_max_iter: int = 10, partial_tol: float = 1e-5,
-                      min_size: int = 2, degenerate_tol: float = 1e-3
+                      min_size: int = 2, degenerate_tol: float = 0.0
                       ) -> tuple[PRBFParams | None, AdditionInfo]:
     """Steps 1-5 of the module docstring on the labeled rows, without the final EM.
 
@@ -471,7 +479,7 @@ def try_add_component(X: np.ndarray, y: np.ndarray, params: PRBFParams,
                       min_classes: int = 2, depth: int = 3, split_point: str = "mean",
                       reg_covar: float = 1e-6, partial_max_iter: int = 10,
                       partial_tol: float = 1e-5, min_size: int = 2,
-                      degenerate_tol: float = 1e-3, em: bool = True,
+                      degenerate_tol: float = 0.0, em: bool = True,
                       em_tol: float = 1e-4, em_max_iter: int = 200
                       ) -> tuple[PRBFParams | None, AdditionInfo]:
     """Try to add one component to a PRBF network (001 §III; semi-supervised: 000 eqs 34-37).
@@ -507,7 +515,7 @@ def try_add_component(X: np.ndarray, y: np.ndarray, params: PRBFParams,
         Partial EM stops when no candidate's eq-17 value per labeled row changes more.
     min_size : int, default=2
         Smallest kd-tree subset used as a candidate.
-    degenerate_tol : float, default=1e-3
+    degenerate_tol : float, default=0.0
         Candidates whose covariance (after partial EM) has, in some direction, a variance below
         ``degenerate_tol`` times the labeled data's variance in that direction are discarded
         (:func:`degenerate_candidates`); 0 keeps every candidate (the paper's literal
