@@ -85,7 +85,7 @@ def test_full_features_blockwise_equals_cached():
     cached = GaussianFeatures(X, "full")
     blocked = GaussianFeatures(X, "full", max_bytes=0)
     blocked.block_rows = 16                      # force several blocks
-    assert cached.F is not None and blocked.F is None
+    assert cached.ZT is not None and blocked.ZT is None
     a = estimate_log_gaussian_prob(None, p.means, p.precisions_cholesky, "full", features=cached)
     b = estimate_log_gaussian_prob(None, p.means, p.precisions_cholesky, "full", features=blocked)
     np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)

@@ -54,6 +54,12 @@ DEAD_MASS = 1e-10
 
 INIT_METHODS = ("kmeans", "random_from_data")
 
+_FLUSH_LOG = -460.0
+_FLUSH = float(np.exp(_FLUSH_LOG))
+"""Responsibilities below ``exp(-460) ~ 1e-200`` are set to 0 in the probability (not log)
+arrays: their effect on any sum is below 1e-200 relative, and products of such numbers would
+be subnormal, which the CPU handles about a hundred times more slowly."""
+
 
 # --------------------------------------------------------------------------------------------
 # data
@@ -163,22 +169,26 @@ def safe_log(a: np.ndarray) -> np.ndarray:
         return np.log(a)
 
 
-def _normalize_log_rows(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Row-wise log-sum-exp of ``a`` (n, M) -> (log_norm (n,), log_resp (n, M), resp (n, M)).
+def _normalize_log_rows(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Row-wise log-sum-exp and normalised exponentials of ``a`` (n, M) (``a`` is not changed).
 
-    Rows that are entirely ``-inf`` give ``log_norm = -inf`` and zero responsibilities.
+    Returns ``log_norm`` (n,) and ``resp`` (n, M) with rows summing to 1; entries below
+    ``exp(_FLUSH_LOG)`` relative to the row maximum are flushed to 0.  Rows that are entirely
+    ``-inf`` give ``log_norm = -inf`` and zero responsibilities.
     """
     m = a.max(axis=1)
-    m = np.where(np.isfinite(m), m, 0.0)
-    t = a - m[:, None]
-    e = np.exp(t)
+    bad = ~np.isfinite(m)
+    if bad.any():
+        m[bad] = 0.0
+    e = a - m[:, None]
+    np.exp(e, out=e)
+    e[e < _FLUSH] = 0.0            # no subnormal numbers in the products of the M-step
     s = e.sum(axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        log_s = np.log(s)
-        e /= np.where(s > 0, s, 1.0)[:, None]
-        t -= log_s[:, None]
-    t[~np.isfinite(t)] = -np.inf
-    return m + log_s, t, e
+    with np.errstate(divide="ignore"):
+        log_norm = m + np.log(s)
+        inv = 1.0 / np.where(s > 0, s, 1.0)
+    e *= inv[:, None]
+    return log_norm, e
 
 
 def logsumexp_rows(a: np.ndarray) -> np.ndarray:
@@ -206,11 +216,14 @@ class EStep:
     ----------
     log_prob : ndarray (n, M)
         ``log N(x_i; mu_j, Sigma_j)``.
-    log_resp : ndarray (n, M)
-        Labeled rows: ``log p(j|x, y)`` (001 eq 7); unlabeled rows:
-        ``log sum_k p(j, k|x)`` (000 eqs 21-23 marginalised over k).
+    log_weighted : ndarray (n, M)
+        Labeled rows: ``log pi_jy + log N_j(x)`` (= ``log p(j, x|y)``); unlabeled rows:
+        ``log w_j + log N_j(x)`` (= ``log p(j, x)``).
     resp : ndarray (n, M)
-        ``exp(log_resp)``; rows sum to 1.
+        Labeled rows: ``p(j|x, y)`` (001 eq 7); unlabeled rows: ``sum_k p(j, k|x)``
+        (000 eqs 21-23 marginalised over k).  Rows sum to 1; values below ~1e-200 are 0.
+    log_resp : ndarray (n, M)  (property, computed on access)
+        ``log_weighted - log_norm``: the exact logarithm of the responsibilities.
     log_norm : ndarray (n,)
         Labeled rows: ``log p(x|y)``; unlabeled rows: ``log p(x)``.
     counts : ndarray (M, K)
@@ -222,12 +235,17 @@ class EStep:
     """
 
     log_prob: np.ndarray
-    log_resp: np.ndarray
+    log_weighted: np.ndarray
     resp: np.ndarray
     log_norm: np.ndarray
     counts: np.ndarray
     loglik: float
     loglik_labeled: float
+
+    @property
+    def log_resp(self) -> np.ndarray:
+        norm = np.where(np.isfinite(self.log_norm), self.log_norm, 0.0)
+        return self.log_weighted - norm[:, None]
 
 
 def e_step(data: PRBFData, params: PRBFParams, log_prob: np.ndarray | None = None) -> EStep:
@@ -255,13 +273,14 @@ def e_step(data: PRBFData, params: PRBFParams, log_prob: np.ndarray | None = Non
     lab, unl = data.labeled, data.unlabeled
     all_labeled = len(unl) == 0
     if all_labeled:
-        wlp = log_prob + log_pi.T[data.codes]
+        wlp = np.take(log_pi.T, data.codes, axis=0)
+        wlp += log_prob
     else:
         wlp = np.empty_like(log_prob)
         wlp[lab] = log_prob[lab] + log_pi.T[data.codes]
         w = mixture_weights(params)
         wlp[unl] = log_prob[unl] + safe_log(w)
-    log_norm, log_resp, resp = _normalize_log_rows(wlp)
+    log_norm, resp = _normalize_log_rows(wlp)
 
     # counts[j, k] = sum_x p(j, k|x)
     resp_l = resp if all_labeled else resp[lab]
@@ -276,7 +295,7 @@ def e_step(data: PRBFData, params: PRBFParams, log_prob: np.ndarray | None = Non
         c[~np.isfinite(c)] = 0.0
         counts = counts + c * g[:, None]
         loglik += float(np.sum(log_norm[unl]))
-    return EStep(log_prob, log_resp, resp, log_norm, counts, loglik, loglik_labeled)
+    return EStep(log_prob, wlp, resp, log_norm, counts, loglik, loglik_labeled)
 
 
 def joint_log_resp(estep: EStep, params: PRBFParams, rows: np.ndarray) -> np.ndarray:
@@ -542,7 +561,9 @@ def log_class_conditional(log_prob: np.ndarray, weights: np.ndarray) -> np.ndarr
     """
     m = log_prob.max(axis=1)
     m = np.where(np.isfinite(m), m, 0.0)
-    prob = np.exp(log_prob - m[:, None]) @ weights
+    e = np.exp(log_prob - m[:, None])
+    e[e < _FLUSH] = 0.0            # subnormal operands make the product ~100x slower
+    prob = e @ weights
     low = prob < 1e-280
     with np.errstate(divide="ignore"):
         out = np.log(prob) + m[:, None]

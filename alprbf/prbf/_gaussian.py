@@ -8,25 +8,29 @@ parametrisation (see :class:`alprbf.prbf._params.PRBFParams`):
 * ``"diag"``: covariances (M, d), precisions_cholesky ``1/sqrt(var)`` (M, d);
 * ``"spherical"``: covariances (M,), precisions_cholesky (M,).
 
-Speed.  For ``"full"`` the squared Mahalanobis distances and the weighted second moments are
-both written as one matrix product against the *quadratic features* of the data,
-``F[i, (a, b)] = xc_ia xc_ib`` for ``a <= b`` (``xc`` = data centred at its mean):
+Speed.  Both the log densities and the weighted moments are single matrix products against a
+data-only *design matrix* ``Z = [q(xc) | xc | 1]`` (``xc`` = data centred at its column means,
+``q`` = quadratic terms: ``xc_a xc_b`` for ``a <= b`` ("full"), ``xc_a^2`` ("diag") or
+``|xc|^2`` ("spherical")):
 
-    (x - mu)^T P (x - mu) = F(x) . w(P) - 2 xc^T P muc + muc^T P muc,
-    sum_i r_ij xc_i xc_i^T = (R^T F)_j  (unpacked to a symmetric matrix),
+    log N(x; mu_j, Sigma_j) = Z(x) . b_j       with b_j = [-w(P_j)/2 | P_j muc_j | c_j],
+    sum_i r_ij Z(x_i) = (R^T Z)_j              (second moments | first moments | n_j),
 
-where ``w(P)`` is the upper triangle of ``P`` with off-diagonal entries doubled.  This uses the
-symmetry (half the multiply-adds of sklearn's per-component ``X @ U``) and replaces ``M`` small
-matrix products by one large one.  ``F`` depends only on the data, so an EM run builds it once
-(:class:`GaussianFeatures`) and reuses it at every iteration; when it would exceed
-``MAX_FEATURE_BYTES`` it is recomputed block by block instead of being cached.  The global
-centring keeps the cancellation in the expanded forms small (standardised data lose ~1e-14
-relative accuracy against sklearn's per-component centring).
+where ``w(P)`` is the upper triangle of the precision with doubled off-diagonal entries and
+``c_j = -muc_j^T P_j muc_j / 2 - d log(2 pi) / 2 + log det U_j``.  For "full" this uses the
+symmetry (half the multiply-adds of sklearn's per-component ``X @ U``) and replaces ``M``
+small products by one large one.  ``Z`` depends only on the data, so an EM run builds it once
+(:class:`GaussianFeatures`); when it would exceed ``MAX_FEATURE_BYTES`` it is rebuilt block by
+block at each use instead.  The global centring keeps the cancellation in the expanded forms
+small (standardised data lose ~1e-14 relative accuracy against sklearn's per-component
+centring; data lying far from its mean relative to a component's spread lose more, see the
+hand-worked split test).
 
-Robustness.  The covariance floor ``reg_covar`` is added to every diagonal.  A component with
-(almost) no responsibility gets ``nk = 10 * eps`` (as in sklearn), i.e. a finite mean/covariance;
-callers that want to keep the previous parameters of such components do so themselves
-(:func:`alprbf.prbf._em.m_step` does).  If round-off makes a covariance numerically indefinite,
+Robustness.  The covariance floor ``reg_covar`` is added to every diagonal (negative
+round-off variances are clipped to 0 first).  A component with (almost) no responsibility gets
+``nk = 10 * eps`` (as in sklearn), i.e. a finite mean/covariance; callers that want to keep the
+previous parameters of such components do so themselves (:func:`alprbf.prbf._em.m_step`
+does).  If round-off makes a covariance numerically indefinite,
 :func:`compute_precision_cholesky` retries with a growing diagonal jitter instead of failing.
 """
 
@@ -58,27 +62,29 @@ def check_covariance_type(covariance_type: str) -> str:
 
 
 class GaussianFeatures:
-    """Data-only quantities reused by every E and M step on the same ``X``.
+    """Data-only design matrix reused by every E and M step on the same ``X``.
 
     Parameters
     ----------
     X : ndarray of shape (n, d)
     covariance_type : {"full", "diag", "spherical"}
     max_bytes : int
-        Cache the (n, d(d+1)/2) quadratic features (``"full"`` only) when they fit in this many
-        bytes; otherwise they are rebuilt block by block at each use.
+        Cache the design matrix when it fits in this many bytes; otherwise it is rebuilt
+        block by block at each use (only "full" can be that large).
 
     Attributes
     ----------
     X : ndarray (n, d)
         The data (not copied).
     center : ndarray (d,)
-        Column means of ``X``; every computation works on ``Xc = X - center``.
+        Column means of ``X``.
     Xc : ndarray (n, d)
-    Xc2 : ndarray (n, d)
-        ``Xc ** 2`` ("diag"/"spherical").
-    F : ndarray (n, d(d+1)/2) or None
-        Cached quadratic features ("full" and small enough) or None.
+        ``X - center``.
+    n_quad : int
+        Number of quadratic columns: d(d+1)/2 ("full"), d ("diag"), 1 ("spherical").
+    ZT : ndarray (n_quad + d + 1, n) or None
+        The design matrix ``Z = [q(Xc) | Xc | 1]`` when cached, stored transposed (rows of
+        ``ZT`` are contiguous, which makes building it and both matrix products fast).
     """
 
     def __init__(self, X: np.ndarray, covariance_type: str,
@@ -90,33 +96,44 @@ class GaussianFeatures:
         n, d = X.shape
         self.center = X.mean(axis=0) if n else np.zeros(d)
         self.Xc = X - self.center
-        self.Xc2 = None
-        self.F = None
-        if covariance_type == "full":
-            self.iu = np.triu_indices(d)
-            n_feat = len(self.iu[0])
-            self.block_rows = max(1, _BLOCK_BYTES // (8 * max(n_feat, 1)))
-            if n * n_feat * 8 <= max_bytes:
-                self.F = self._quad(self.Xc)
-        else:
-            self.Xc2 = self.Xc * self.Xc
+        self.iu = np.triu_indices(d)
+        self.n_quad = {"full": len(self.iu[0]), "diag": d, "spherical": 1}[covariance_type]
+        width = self.n_quad + d + 1
+        self.block_rows = max(1, _BLOCK_BYTES // (8 * width))
+        self.ZT = self._design(self.Xc) if n * width * 8 <= max_bytes else None
 
     @property
     def n_samples(self) -> int:
         return self.X.shape[0]
 
-    def _quad(self, Xc: np.ndarray) -> np.ndarray:
-        return Xc[:, self.iu[0]] * Xc[:, self.iu[1]]
+    def _design(self, Xc: np.ndarray) -> np.ndarray:
+        """Transposed design matrix ``Z^T`` (n_quad + d + 1, len(Xc)) of some centred rows."""
+        n, d = Xc.shape
+        q = self.n_quad
+        XT = np.ascontiguousarray(Xc.T)
+        ZT = np.empty((q + d + 1, n))
+        if self.covariance_type == "full":
+            o = 0
+            for a in range(d):                          # rows (a, a..d-1) of the triangle
+                np.multiply(XT[a], XT[a:], out=ZT[o:o + d - a])
+                o += d - a
+        elif self.covariance_type == "diag":
+            np.multiply(XT, XT, out=ZT[:q])
+        else:
+            np.einsum("ai,ai->i", XT, XT, out=ZT[0])
+        ZT[q:q + d] = XT
+        ZT[-1] = 1.0
+        return ZT
 
     def blocks(self) -> Iterator[tuple[slice, np.ndarray]]:
-        """Yield ``(rows, F[rows])`` covering all rows (one block when ``F`` is cached)."""
+        """Yield ``(rows, Z^T[:, rows])`` covering all rows (one block when cached)."""
         n = self.n_samples
-        if self.F is not None:
-            yield slice(0, n), self.F
+        if self.ZT is not None:
+            yield slice(0, n), self.ZT
             return
         for start in range(0, n, self.block_rows):
             rows = slice(start, min(n, start + self.block_rows))
-            yield rows, self._quad(self.Xc[rows])
+            yield rows, self._design(self.Xc[rows])
 
 
 def _as_features(X, covariance_type: str, features: GaussianFeatures | None) -> GaussianFeatures:
@@ -127,13 +144,6 @@ def _as_features(X, covariance_type: str, features: GaussianFeatures | None) -> 
             raise ValueError("features were built from data of another shape")
         return features
     return GaussianFeatures(X, covariance_type)
-
-
-def _sym_weights(P: np.ndarray, iu: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-    """(M, d, d) symmetric -> (d(d+1)/2, M): upper triangle, off-diagonal entries doubled."""
-    W = P[:, iu[0], iu[1]]
-    W[:, iu[0] != iu[1]] *= 2.0
-    return W.T
 
 
 def _unpack_sym(S: np.ndarray, iu: tuple[np.ndarray, np.ndarray], d: int) -> np.ndarray:
@@ -232,7 +242,7 @@ def estimate_log_gaussian_prob(X: np.ndarray | None, means: np.ndarray,
     precisions_cholesky : ndarray, shape by covariance type (see module docstring)
     covariance_type : {"full", "diag", "spherical"}
     features : GaussianFeatures, optional
-        Precomputed data quantities for ``X`` (speeds up repeated calls on the same data).
+        Precomputed design matrix of ``X`` (speeds up repeated calls on the same data).
 
     Returns
     -------
@@ -243,31 +253,30 @@ def estimate_log_gaussian_prob(X: np.ndarray | None, means: np.ndarray,
     muc = np.asarray(means, dtype=np.float64) - f.center
     M = muc.shape[0]
     pc = np.asarray(precisions_cholesky, dtype=np.float64)
-    log_det = log_det_cholesky(pc, covariance_type, d)
+    q = f.n_quad
+    B = np.empty((q + d + 1, M))
     if covariance_type == "full":
         P = precisions_from_cholesky(pc, "full")
-        W = _sym_weights(P, f.iu)
+        Wq = P[:, f.iu[0], f.iu[1]]                           # (M, q) upper triangles
+        Wq[:, f.iu[0] != f.iu[1]] *= 2.0
+        B[:q] = -0.5 * Wq.T
         Pm = np.einsum("jab,jb->ja", P, muc)
-        quad = np.empty((n, M))
-        for rows, Fb in f.blocks():
-            quad[rows] = Fb @ W
-        quad -= 2.0 * (f.Xc @ Pm.T)
-        quad += np.einsum("ja,ja->j", muc, Pm)
     elif covariance_type == "diag":
         P = pc * pc
-        quad = f.Xc2 @ P.T
-        quad -= 2.0 * (f.Xc @ (muc * P).T)
-        quad += np.sum(muc * muc * P, axis=1)
+        B[:q] = -0.5 * P.T
+        Pm = muc * P
     else:
         P = pc * pc
-        quad = f.Xc2.sum(axis=1)[:, None] - 2.0 * (f.Xc @ muc.T)
-        quad += np.sum(muc * muc, axis=1)
-        quad *= P
-    np.maximum(quad, 0.0, out=quad)  # round-off in the expanded form
-    quad += d * _LOG_2PI
-    quad *= -0.5
-    quad += log_det
-    return quad
+        B[0] = -0.5 * P
+        Pm = muc * P[:, None]
+    B[q:q + d] = Pm.T
+    B[-1] = (-0.5 * np.einsum("ja,ja->j", muc, Pm) - 0.5 * d * _LOG_2PI
+             + log_det_cholesky(pc, covariance_type, d))
+    BT = np.ascontiguousarray(B.T)
+    out = np.empty((n, M))
+    for rows, ZTb in f.blocks():
+        out[rows] = (BT @ ZTb).T
+    return out
 
 
 def estimate_gaussian_parameters(X: np.ndarray | None, resp: np.ndarray, reg_covar: float,
@@ -298,22 +307,23 @@ def estimate_gaussian_parameters(X: np.ndarray | None, resp: np.ndarray, reg_cov
     f = _as_features(X, covariance_type, features)
     n, d = f.X.shape
     resp = np.asarray(resp, dtype=np.float64)
-    nk = resp.sum(axis=0) + 10.0 * np.finfo(np.float64).eps
-    mc = (resp.T @ f.Xc) / nk[:, None]
+    M = resp.shape[1]
+    q = f.n_quad
+    ST = np.zeros((q + d + 1, M))
+    for rows, ZTb in f.blocks():
+        ST += ZTb @ resp[rows]
+    S = ST.T
+    nk = S[:, -1] + 10.0 * np.finfo(np.float64).eps
+    S /= nk[:, None]
+    mc = S[:, q:q + d]
     if covariance_type == "full":
-        M = resp.shape[1]
-        S = np.zeros((M, len(f.iu[0])))
-        for rows, Fb in f.blocks():
-            S += resp[rows].T @ Fb
-        S /= nk[:, None]
-        S -= mc[:, f.iu[0]] * mc[:, f.iu[1]]
-        cov = _unpack_sym(S, f.iu, d)
+        C = S[:, :q] - mc[:, f.iu[0]] * mc[:, f.iu[1]]
+        cov = _unpack_sym(C, f.iu, d)
         diag = np.einsum("jaa->ja", cov)  # writable view of the diagonals
         np.maximum(diag, 0.0, out=diag)
         diag += reg_covar
+    elif covariance_type == "diag":
+        cov = np.maximum(S[:, :q] - mc * mc, 0.0) + reg_covar
     else:
-        var = (resp.T @ f.Xc2) / nk[:, None] - mc * mc
-        np.maximum(var, 0.0, out=var)
-        var += reg_covar
-        cov = var if covariance_type == "diag" else var.mean(axis=1)
+        cov = np.maximum(S[:, 0] - np.einsum("ja,ja->j", mc, mc), 0.0) / d + reg_covar
     return nk, mc + f.center, cov

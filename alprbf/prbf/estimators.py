@@ -97,7 +97,7 @@ class _PRBFBase(ClassifierMixin, BaseEstimator):
         return self._fit_codes(X, codes, len(self.classes_))
 
     def predict_log_proba(self, X):
-        """Log class posteriors ``log p(k|x)``, shape (n, n_classes); columns follow ``classes_``."""
+        """Log class posteriors ``log p(k|x)``, shape (n, n_classes), columns as ``classes_``."""
         check_is_fitted(self, "params_")
         X = validate_data(self, X, reset=False, dtype=np.float64)
         return predict_log_proba(X, self.params_)

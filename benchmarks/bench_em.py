@@ -1,0 +1,99 @@
+"""One PRBF EM iteration vs one sklearn GaussianMixture EM iteration (issue 4 benchmark).
+
+Both sides run on the same data, number of components and covariance type, from the same
+parameters, with a single BLAS thread (threadpoolctl).  One iteration = E-step + M-step:
+``alprbf.prbf.e_step`` + ``m_step`` (K classes, all rows labeled) against
+``GaussianMixture._e_step`` + ``_m_step``.  The per-fit setup of alprbf (``prepare_data``:
+centring and, for "full", the cached quadratic features) is timed separately; it is paid once
+per EM run, not per iteration.  Optionally (``--ssl``) half of the rows are unlabeled.
+
+Usage::
+
+    nice .venv/bin/python benchmarks/bench_em.py            # both sizes, three covariance types
+    nice .venv/bin/python benchmarks/bench_em.py --repeat 20 --cov full
+
+Prints one line per case with the median times (ms) and the ratio ours / sklearn (goal <= 0.5).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+import warnings
+
+import numpy as np
+from sklearn.mixture import GaussianMixture
+from threadpoolctl import threadpool_limits
+
+from alprbf.prbf import PRBFParams, e_step, m_step, prepare_data
+
+CASES = [(8800, 16, 20, 10), (4500, 62, 20, 10)]   # (N, d, M, K): pen digits / optical digits
+
+
+def make_data(n: int, d: int, K: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    y = rng.integers(K, size=n)
+    centers = rng.normal(scale=3.0, size=(K, d))
+    return rng.normal(size=(n, d)) + centers[y], y
+
+
+def median_times(fns, repeat: int) -> list[float]:
+    """Median wall time of each function; calls are interleaved so that load drifts hit all."""
+    for fn in fns:
+        fn()  # warm-up
+    times = [[] for _ in fns]
+    for _ in range(repeat):
+        for fn, ts in zip(fns, times, strict=True):
+            t = time.perf_counter()
+            fn()
+            ts.append(time.perf_counter() - t)
+    return [float(np.median(ts)) for ts in times]
+
+
+def bench_case(n, d, M, K, ct, repeat, ssl=False):
+    X, y = make_data(n, d, K)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        gm = GaussianMixture(M, covariance_type=ct, max_iter=1, random_state=0).fit(X)
+    codes = np.where(np.random.default_rng(1).random(n) < 0.5, -1, y) if ssl else y
+    t0 = time.perf_counter()
+    data = prepare_data(X, codes, K, ct)
+    setup = time.perf_counter() - t0
+    params = PRBFParams(gm.means_.copy(), gm.covariances_.copy(), gm.precisions_cholesky_.copy(),
+                        np.tile(gm.weights_[:, None], (1, K)), np.bincount(y, minlength=K) / n, ct)
+
+    def ours():
+        est = e_step(data, params)
+        m_step(data, est, params, reg_covar=1e-6)
+
+    state = {k: getattr(gm, k) for k in ("weights_", "means_", "covariances_",
+                                          "precisions_cholesky_")}
+
+    def theirs():
+        _, log_resp = gm._e_step(X)
+        gm._m_step(X, log_resp)
+        for k, v in state.items():       # restart from the same parameters every time
+            setattr(gm, k, v)
+
+    t_ours, t_sk = median_times([ours, theirs], repeat)
+    return t_ours, t_sk, setup
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=10)
+    ap.add_argument("--cov", nargs="*", default=["full", "diag", "spherical"])
+    ap.add_argument("--ssl", action="store_true", help="half of the rows unlabeled")
+    args = ap.parse_args()
+    print(f"{'N':>6} {'d':>3} {'M':>3} {'K':>3} {'cov':>9} {'ours ms':>9} {'sklearn ms':>10} "
+          f"{'ratio':>6} {'setup ms':>9}")
+    with threadpool_limits(limits=1):
+        for n, d, M, K in CASES:
+            for ct in args.cov:
+                t_o, t_s, setup = bench_case(n, d, M, K, ct, args.repeat, args.ssl)
+                print(f"{n:>6} {d:>3} {M:>3} {K:>3} {ct:>9} {1e3 * t_o:>9.2f} {1e3 * t_s:>10.2f} "
+                      f"{t_o / t_s:>6.2f} {1e3 * setup:>9.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
