@@ -169,25 +169,26 @@ def safe_log(a: np.ndarray) -> np.ndarray:
         return np.log(a)
 
 
-def _normalize_log_rows(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Row-wise log-sum-exp and normalised exponentials of ``a`` (n, M) (``a`` is not changed).
+def _normalize_log_cols(aT: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Column-wise log-sum-exp and normalised exponentials of ``aT`` (M, n) (not changed).
 
-    Returns ``log_norm`` (n,) and ``resp`` (n, M) with rows summing to 1; entries below
-    ``exp(_FLUSH_LOG)`` relative to the row maximum are flushed to 0.  Rows that are entirely
-    ``-inf`` give ``log_norm = -inf`` and zero responsibilities.
+    Works on the transposed (components x rows) layout, where the reductions over components
+    are fast.  Returns ``log_norm`` (n,) and ``respT`` (M, n) with columns summing to 1;
+    entries below ``exp(_FLUSH_LOG)`` relative to the column maximum are flushed to 0.
+    Columns that are entirely ``-inf`` give ``log_norm = -inf`` and zero responsibilities.
     """
-    m = a.max(axis=1)
+    m = aT.max(axis=0)
     bad = ~np.isfinite(m)
     if bad.any():
         m[bad] = 0.0
-    e = a - m[:, None]
+    e = aT - m
     np.exp(e, out=e)
-    e[e < _FLUSH] = 0.0            # no subnormal numbers in the products of the M-step
-    s = e.sum(axis=1)
+    np.copyto(e, 0.0, where=e < _FLUSH)   # no subnormal numbers in the M-step products
+    s = e.sum(axis=0)
     with np.errstate(divide="ignore"):
         log_norm = m + np.log(s)
         inv = 1.0 / np.where(s > 0, s, 1.0)
-    e *= inv[:, None]
+    e *= inv
     return log_norm, e
 
 
@@ -224,6 +225,9 @@ class EStep:
         (000 eqs 21-23 marginalised over k).  Rows sum to 1; values below ~1e-200 are 0.
     log_resp : ndarray (n, M)  (property, computed on access)
         ``log_weighted - log_norm``: the exact logarithm of the responsibilities.
+
+    The (n, M) arrays are column-major views of (M, n) arrays (fast per-row reductions over
+    the components); index them as usual.
     log_norm : ndarray (n,)
         Labeled rows: ``log p(x|y)``; unlabeled rows: ``log p(x)``.
     counts : ndarray (M, K)
@@ -266,36 +270,39 @@ def e_step(data: PRBFData, params: PRBFParams, log_prob: np.ndarray | None = Non
     if log_prob is None:
         log_prob = estimate_log_gaussian_prob(None, params.means, params.precisions_cholesky,
                                               params.covariance_type, features=data.features)
+    lpT = log_prob.T                                        # (M, n), C-contiguous if ours
     log_pi = safe_log(params.weights)                       # (M, K)
     log_prior = safe_log(params.class_priors)               # (K,)
-    n, M = log_prob.shape
+    M, n = lpT.shape
     K = data.n_classes
     lab, unl = data.labeled, data.unlabeled
     all_labeled = len(unl) == 0
     if all_labeled:
-        wlp = np.take(log_pi.T, data.codes, axis=0)
-        wlp += log_prob
+        wT = np.take(log_pi, data.codes, axis=1)            # log pi_{j, y_i}, (M, n)
+        wT += lpT
     else:
-        wlp = np.empty_like(log_prob)
-        wlp[lab] = log_prob[lab] + log_pi.T[data.codes]
         w = mixture_weights(params)
-        wlp[unl] = log_prob[unl] + safe_log(w)
-    log_norm, resp = _normalize_log_rows(wlp)
+        wT = np.empty((M, n))
+        wT[:, lab] = np.take(log_pi, data.codes, axis=1) + lpT[:, lab]
+        wT[:, unl] = lpT[:, unl] + safe_log(w)[:, None]
+    log_norm, respT = _normalize_log_cols(wT)
 
     # counts[j, k] = sum_x p(j, k|x)
-    resp_l = resp if all_labeled else resp[lab]
-    counts = resp_l.T @ data.onehot if len(lab) else np.zeros((M, K))
+    if len(lab):
+        counts = (respT if all_labeled else respT[:, lab]) @ data.onehot
+    else:
+        counts = np.zeros((M, K))
     loglik_labeled = float(np.sum(log_norm if all_labeled else log_norm[lab]))
     loglik = loglik_labeled + float(data.class_counts @ np.where(data.class_counts > 0,
                                                                  log_prior, 0.0))
     if not all_labeled:
-        g = resp[unl].sum(axis=0)                            # sum_x r_j(x), (M,)
+        g = respT[:, unl].sum(axis=1)                        # sum_x r_j(x), (M,)
         with np.errstate(divide="ignore", invalid="ignore"):
             c = params.weights * params.class_priors / w[:, None]   # c_jk, (M, K)
         c[~np.isfinite(c)] = 0.0
         counts = counts + c * g[:, None]
         loglik += float(np.sum(log_norm[unl]))
-    return EStep(log_prob, wlp, resp, log_norm, counts, loglik, loglik_labeled)
+    return EStep(log_prob, wT.T, respT.T, log_norm, counts, loglik, loglik_labeled)
 
 
 def joint_log_resp(estep: EStep, params: PRBFParams, rows: np.ndarray) -> np.ndarray:
@@ -562,7 +569,7 @@ def log_class_conditional(log_prob: np.ndarray, weights: np.ndarray) -> np.ndarr
     m = log_prob.max(axis=1)
     m = np.where(np.isfinite(m), m, 0.0)
     e = np.exp(log_prob - m[:, None])
-    e[e < _FLUSH] = 0.0            # subnormal operands make the product ~100x slower
+    np.copyto(e, 0.0, where=e < _FLUSH)   # subnormal operands make the product ~100x slower
     prob = e @ weights
     low = prob < 1e-280
     with np.errstate(divide="ignore"):

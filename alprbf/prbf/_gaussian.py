@@ -247,6 +247,8 @@ def estimate_log_gaussian_prob(X: np.ndarray | None, means: np.ndarray,
     Returns
     -------
     log_prob : ndarray of shape (n, M)
+        Column-major (the transpose of a C-contiguous (M, n) array): reductions over the
+        components of each row, as in every E-step, are then fast.
     """
     f = _as_features(X, covariance_type, features)
     n, d = f.X.shape
@@ -273,10 +275,12 @@ def estimate_log_gaussian_prob(X: np.ndarray | None, means: np.ndarray,
     B[-1] = (-0.5 * np.einsum("ja,ja->j", muc, Pm) - 0.5 * d * _LOG_2PI
              + log_det_cholesky(pc, covariance_type, d))
     BT = np.ascontiguousarray(B.T)
-    out = np.empty((n, M))
+    if f.ZT is not None:
+        return (BT @ f.ZT).T
+    outT = np.empty((M, n))
     for rows, ZTb in f.blocks():
-        out[rows] = (BT @ ZTb).T
-    return out
+        np.matmul(BT, ZTb, out=outT[:, rows])
+    return outT.T
 
 
 def estimate_gaussian_parameters(X: np.ndarray | None, resp: np.ndarray, reg_covar: float,
