@@ -84,6 +84,9 @@ class Protocol:
         Labels queried per iteration.
     evaluate_every : int
         Evaluate the model every this many iterations (the first and last always are).
+    max_rows : int
+        If > 0, use a stratified random subset of at most this many rows of each data set
+        (drawn once per data set from the seed; meant for smoke scales).
     """
 
     folds: int = 5
@@ -94,6 +97,7 @@ class Protocol:
     budget: int = 0
     batch_size: int = 1
     evaluate_every: int = 1
+    max_rows: int = 0
 
     @property
     def n_iterations(self) -> int:
@@ -127,10 +131,12 @@ class Config:
         if scale not in SCALES and scale not in self.scales:
             raise UserError(f"unknown scale '{scale}'{did_you_mean(scale, SCALES)}; valid scales: "
                             + ", ".join(sorted(set(SCALES) | set(self.scales))))
-        overrides = self.scales.get(scale, {})
+        overrides = dict(self.scales.get(scale, {}))
+        model_params = overrides.pop("model_params", {}) or {}
         proto = _parse_protocol({**_protocol_dict(self.protocol), **overrides},
                                 f"scales.{scale}")
-        return replace(self, protocol=proto, scale=scale)
+        methods = _override_model_params(self.methods, model_params, f"scales.{scale}")
+        return replace(self, protocol=proto, methods=methods, scale=scale)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -207,6 +213,29 @@ def _component(raw: Any, kind: str, registry: Registry, where: str,
     return name, dict(params), label, {k: raw[k] for k in extra_keys if k in raw}
 
 
+def _override_model_params(methods, overrides: dict, where: str):
+    """Merge ``overrides[label]`` into the params of the model with that label."""
+    if not isinstance(overrides, dict):
+        raise _fail(f"{where}.model_params", "expected a mapping from model label to params")
+    labels = {m.label for m, _ in methods}
+    for label, params in overrides.items():
+        if label not in labels:
+            raise _fail(f"{where}.model_params", f"no model labelled '{label}'"
+                        f"{did_you_mean(label, labels)}; labels: {', '.join(sorted(labels))}")
+        if not isinstance(params, dict):
+            raise _fail(f"{where}.model_params.{label}", "expected a mapping of parameters")
+    out = []
+    for m, s in methods:
+        if m.label in overrides:
+            params = {**m.params, **overrides[m.label]}
+            factory = MODELS[m.name]
+            check_params("model", m.name, factory, params, skip=MODEL_SKIP)
+            _try_build("model", m.name, factory, params)
+            m = replace(m, params=params)
+        out.append((m, s))
+    return tuple(out)
+
+
 def _try_build(kind: str, name: str, factory, params: dict) -> None:
     """Construct models and strategies once so that bad parameter values fail at parse time."""
     if kind == "dataset":
@@ -266,7 +295,7 @@ def _parse_protocol(raw: Any, where: str = "protocol") -> Protocol:
     _check_keys(raw, allowed, where)
     kw: dict[str, Any] = {}
     for key, minimum in (("folds", 2), ("repetitions", 1), ("seed", 0), ("budget", 0),
-                         ("batch_size", 1), ("evaluate_every", 1)):
+                         ("batch_size", 1), ("evaluate_every", 1), ("max_rows", 0)):
         if key in raw:
             kw[key] = _int(raw[key], f"{where}.{key}", minimum)
     if "stratified" in raw:
@@ -370,7 +399,8 @@ def parse_config(data: Any, source: str = "<dict>", base_dir: Path | None = None
     if not isinstance(scales, dict):
         raise _fail("scales", "expected a mapping from scale name to protocol overrides")
     for s, over in scales.items():
-        _parse_protocol({**_protocol_dict(protocol), **(over or {})}, f"scales.{s}")
+        if over is not None and not isinstance(over, dict):
+            raise _fail(f"scales.{s}", "expected a mapping of protocol fields (and model_params)")
     cfg = Config(
         name=name,
         datasets=tuple(_unique_labels(datasets, "dataset")),
@@ -380,6 +410,8 @@ def parse_config(data: Any, source: str = "<dict>", base_dir: Path | None = None
         scales={str(k): dict(v or {}) for k, v in scales.items()},
         source=source,
     )
+    for s in cfg.scales:  # check every scale now, not when it is first used
+        cfg.with_scale(s)
     return cfg
 
 

@@ -20,10 +20,11 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import metadata
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -57,12 +58,28 @@ def plan(cfg: Config) -> list[Task]:
             for r in range(cfg.protocol.repetitions) for f in range(cfg.protocol.folds)]
 
 
+def subsample(ds: Dataset, max_rows: int, seed: np.random.SeedSequence) -> Dataset:
+    """A stratified random subset of at most ``max_rows`` rows (every class keeps >= 1 row)."""
+    if max_rows <= 0 or ds.n_samples <= max_rows:
+        return ds
+    rng = np.random.default_rng(seed)
+    counts = np.bincount(ds.y, minlength=ds.n_classes)
+    quota = np.maximum(1, np.floor(counts * max_rows / ds.n_samples)).astype(int)
+    keep = np.concatenate([rng.choice(np.flatnonzero(ds.y == k), size=min(q, c), replace=False)
+                           for k, (q, c) in enumerate(zip(quota, counts, strict=True)) if c])
+    keep.sort()
+    split = None if ds.split is None else ds.split[keep]
+    return replace(ds, X=ds.X[keep], y=ds.y[keep], split=split)
+
+
 def load_datasets(cfg: Config) -> dict[str, Dataset]:
-    """Load every dataset of the grid once, with its global preprocessing applied."""
+    """Load every dataset of the grid once (subsampled if ``max_rows``), globally preprocessed."""
     out = {}
+    root = cfg.protocol.seed
     for spec in cfg.datasets:
         loader = DATASETS[spec.name](**spec.params)
-        ds = loader.load(derive_seed(cfg.protocol.seed, "dataset", spec.label))
+        ds = loader.load(derive_seed(root, "dataset", spec.label))
+        ds = subsample(ds, cfg.protocol.max_rows, derive_seed(root, "subsample", spec.label))
         out[spec.label] = spec.preprocessing.apply_global(ds)
     return out
 

@@ -57,3 +57,20 @@ def test_preprocessing_is_part_of_the_dataset_identity():
                                           "preprocessing": {"standardize": "none"}},
                       "model": "svc"})
     assert a.datasets[0] != b.datasets[0] and a.digest() != b.digest()
+
+
+def test_scale_can_shrink_models_and_data():
+    cfg = parse_config({**BASE, "model": [{"name": "svc", "label": "big", "params": {"C": 1.0}},
+                                          "gaussian_nb"],
+                        "scales": {"smoke": {"folds": 2, "max_rows": 60,
+                                             "model_params": {"big": {"C": 5.0}}}}})
+    smoke = cfg.with_scale("smoke")
+    assert [m.params for m in smoke.models] == [{"C": 5.0}, {}]
+    assert [m.label for m in smoke.models] == ["big", "gaussian_nb"]
+    from alprbf.runner import load_datasets
+    ds = load_datasets(smoke)
+    assert ds["iris"].n_samples == 60 and sorted(set(ds["iris"].y)) == [0, 1, 2]
+    assert load_datasets(cfg)["iris"].n_samples == 150
+    with pytest.raises(UserError, match="no model labelled 'bgi'"):
+        parse_config({**BASE, "model": {"name": "svc", "label": "big"},
+                      "scales": {"smoke": {"model_params": {"bgi": {"C": 1}}}}}).with_scale("smoke")
