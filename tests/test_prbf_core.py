@@ -96,6 +96,33 @@ def test_full_features_blockwise_equals_cached():
         np.testing.assert_allclose(u, v, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("ct", CTS)
+def test_nearly_collapsed_component_keeps_full_accuracy(ct):
+    """A component with variances ~1e-10 far from the data mean: the expanded forms would lose
+    ~eps * |x|^2 / var ~ 1e-3; the per-component fallback must match direct formulas."""
+    from alprbf.prbf._gaussian import gaussian_parameters_and_precisions
+
+    rng = np.random.default_rng(12)
+    tight = np.array([10.0, -7.0]) + 1e-5 * rng.normal(size=(6, 2))
+    X = np.vstack([rng.normal(size=(40, 2)), tight])
+    resp = np.zeros((len(X), 2))
+    resp[:40, 0] = 1.0
+    resp[40:, 1] = 1.0
+    f = GaussianFeatures(X, ct)
+    _, means, covs, prec = gaussian_parameters_and_precisions(f, resp, 1e-12)
+    diff = tight - tight.mean(axis=0)
+    want = diff.T @ diff / 6 + 1e-12 * np.eye(2)
+    if ct == "diag":
+        want = np.diag(want)
+    elif ct == "spherical":
+        want = np.mean(np.diag(want))
+    np.testing.assert_allclose(covs[1], want, rtol=1e-8)
+    got = estimate_log_gaussian_prob(None, means, prec, ct, features=f)
+    ref = log_gauss(X, means, full_cov(covs, ct, 2))
+    near = slice(40, None)                     # the rows the tight component describes
+    np.testing.assert_allclose(got[near, 1], ref[near, 1], rtol=1e-9)
+
+
 def test_precision_cholesky_survives_indefinite_covariance():
     c = np.array([[[1.0, 1.0], [1.0, 1.0 - 1e-17]]])          # singular / indefinite by round-off
     U = compute_precision_cholesky(c, "full")

@@ -46,6 +46,7 @@ from ._gaussian import (
     compute_precision_cholesky,
     estimate_gaussian_parameters,
     estimate_log_gaussian_prob,
+    gaussian_parameters_and_precisions,
 )
 from ._params import PRBFParams
 
@@ -346,9 +347,8 @@ def m_step(data: PRBFData, estep: EStep, params: PRBFParams, reg_covar: float = 
         labeled row, zero prior) gets uniform weights ``1/M`` (irrelevant because ``p(k) = 0``).
     """
     ct = params.covariance_type
-    _, means, covs = estimate_gaussian_parameters(None, estep.resp, reg_covar, ct,
-                                                  features=data.features)
-    prec = compute_precision_cholesky(covs, ct)
+    _, means, covs, prec = gaussian_parameters_and_precisions(data.features, estep.resp,
+                                                              reg_covar)
     keep = estep.counts.sum(axis=1) < DEAD_MASS
     if fixed_components is not None:
         keep = keep | np.asarray(fixed_components, dtype=bool)

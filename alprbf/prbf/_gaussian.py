@@ -96,6 +96,7 @@ class GaussianFeatures:
         n, d = X.shape
         self.center = X.mean(axis=0) if n else np.zeros(d)
         self.Xc = X - self.center
+        self.radius = float(np.sqrt(np.max(np.einsum("ia,ia->i", self.Xc, self.Xc)))) if n else 0.0
         self.iu = np.triu_indices(d)
         self.n_quad = {"full": len(self.iu[0]), "diag": d, "spherical": 1}[covariance_type]
         width = self.n_quad + d + 1
@@ -272,15 +273,99 @@ def estimate_log_gaussian_prob(X: np.ndarray | None, means: np.ndarray,
         B[0] = -0.5 * P
         Pm = muc * P[:, None]
     B[q:q + d] = Pm.T
-    B[-1] = (-0.5 * np.einsum("ja,ja->j", muc, Pm) - 0.5 * d * _LOG_2PI
-             + log_det_cholesky(pc, covariance_type, d))
+    log_det = log_det_cholesky(pc, covariance_type, d)
+    B[-1] = -0.5 * np.einsum("ja,ja->j", muc, Pm) - 0.5 * d * _LOG_2PI + log_det
     BT = np.ascontiguousarray(B.T)
     if f.ZT is not None:
-        return (BT @ f.ZT).T
-    outT = np.empty((M, n))
-    for rows, ZTb in f.blocks():
-        np.matmul(BT, ZTb, out=outT[:, rows])
+        outT = BT @ f.ZT
+    else:
+        outT = np.empty((M, n))
+        for rows, ZTb in f.blocks():
+            np.matmul(BT, ZTb, out=outT[:, rows])
+    for j in np.flatnonzero(_ill_conditioned(f, muc, pc, covariance_type)):
+        quad = _direct_quad(f.Xc - muc[j], pc[j], covariance_type)
+        outT[j] = -0.5 * (d * _LOG_2PI + quad) + log_det[j]
     return outT.T
+
+
+ROUNDOFF_TOL = 1e-10
+"""Components whose expanded-form round-off could exceed this (absolute error in a log density,
+or relative error in a covariance) are recomputed with per-component centring."""
+
+
+def _trace_precision(pc: np.ndarray, covariance_type: str, d: int) -> np.ndarray:
+    if covariance_type == "full":
+        return np.einsum("jab,jab->j", pc, pc)
+    if covariance_type == "diag":
+        return np.sum(pc * pc, axis=1)
+    return d * pc * pc
+
+
+def _ill_conditioned(f: GaussianFeatures, muc: np.ndarray, pc: np.ndarray,
+                     covariance_type: str) -> np.ndarray:
+    """Components for which ``eps * (radius + |muc|)^2 * tr(P) > ROUNDOFF_TOL``, shape (M,).
+
+    The expanded quadratic forms (and second moments) lose about ``eps * |x|^2 * lambda_max(P)``
+    in absolute terms; ``tr(P)`` bounds ``lambda_max(P)``.  Only (nearly) collapsed components
+    qualify, e.g. variances near ``reg_covar`` = 1e-6 on standardised data.
+    """
+    r2 = (f.radius + np.sqrt(np.einsum("ja,ja->j", muc, muc))) ** 2
+    trp = _trace_precision(pc, covariance_type, muc.shape[1])
+    return np.finfo(np.float64).eps * r2 * trp > ROUNDOFF_TOL
+
+
+def _direct_quad(diff: np.ndarray, pc_j: np.ndarray, covariance_type: str) -> np.ndarray:
+    """Squared Mahalanobis distances of the rows of ``diff`` (already centred at the mean)."""
+    if covariance_type == "full":
+        y = diff @ pc_j
+        return np.einsum("ia,ia->i", y, y)
+    if covariance_type == "diag":
+        y = diff * pc_j
+        return np.einsum("ia,ia->i", y, y)
+    return pc_j * pc_j * np.einsum("ia,ia->i", diff, diff)
+
+
+def _direct_covariance(diff: np.ndarray, r: np.ndarray, nk: float, reg_covar: float,
+                       covariance_type: str) -> np.ndarray:
+    """Weighted covariance of the rows of ``diff`` (centred at the weighted mean) + floor."""
+    if covariance_type == "full":
+        c = (r * diff.T) @ diff / nk
+        c.flat[:: len(c) + 1] += reg_covar
+        return c
+    v = (r @ (diff * diff)) / nk + reg_covar
+    return v if covariance_type == "diag" else v.mean()
+
+
+def gaussian_parameters_and_precisions(features: GaussianFeatures, resp: np.ndarray,
+                                       reg_covar: float
+                                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`estimate_gaussian_parameters` + :func:`compute_precision_cholesky`, accurate.
+
+    Components whose covariance is so small relative to the data's extent that the expanded
+    second moments could lose more than ``ROUNDOFF_TOL`` relative accuracy are recomputed with
+    per-component centring (sklearn's formula, ``n d^2`` work each; only nearly collapsed
+    components qualify).
+
+    Parameters
+    ----------
+    features : GaussianFeatures
+    resp : ndarray (n, M)
+    reg_covar : float
+
+    Returns
+    -------
+    nk : (M,), means : (M, d), covariances, precisions_cholesky
+    """
+    ct = features.covariance_type
+    nk, means, covs = estimate_gaussian_parameters(None, resp, reg_covar, ct, features=features)
+    prec = compute_precision_cholesky(covs, ct)
+    muc = means - features.center
+    bad = np.flatnonzero(_ill_conditioned(features, muc, prec, ct))
+    if len(bad):
+        for j in bad:
+            covs[j] = _direct_covariance(features.Xc - muc[j], resp[:, j], nk[j], reg_covar, ct)
+        prec[bad] = compute_precision_cholesky(covs[bad], ct)
+    return nk, means, covs, prec
 
 
 def estimate_gaussian_parameters(X: np.ndarray | None, resp: np.ndarray, reg_covar: float,

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._em import EStep, PRBFData, mixture_weights
-from ._gaussian import compute_precision_cholesky, estimate_gaussian_parameters
+from ._gaussian import gaussian_parameters_and_precisions
 from ._params import PRBFParams
 
 
@@ -108,8 +108,7 @@ def split_params(data: PRBFData, params: PRBFParams, estep: EStep, *, reg_covar:
                 c = params.weights * params.class_priors / w[:, None]
             c[~np.isfinite(c)] = 0.0
             W[unl] = estep.resp[unl][:, js] * c[js, ks]
-        _, mu, cov = estimate_gaussian_parameters(None, W, reg_covar, ct, features=data.features)
-        prec = compute_precision_cholesky(cov, ct)
+        _, mu, cov, prec = gaussian_parameters_and_precisions(data.features, W, reg_covar)
         sub_stats = {p: (mu[s], cov[s], prec[s]) for s, p in enumerate(pairs)}
 
     for j in range(M):
