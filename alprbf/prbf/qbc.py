@@ -43,7 +43,39 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import logsumexp
 
+from ._em import EStep, PRBFData, predict_log_proba, prepare_data, run_em
+from ._gaussian import GaussianFeatures
 from ._params import PRBFParams
+
+#: Rows that build the sufficient statistics of eqs 46-49 (see :class:`CommitteeOptions`).
+STATISTICS = ("labeled", "all")
+
+
+@dataclass(frozen=True)
+class CommitteeOptions:
+    """How a PRBF committee is built.
+
+    Attributes
+    ----------
+    n_members : int
+        Committee size ``M_c`` (the paper: 5).
+    statistics : {"labeled", "all"}
+        ``"labeled"``: eqs 46-49 as printed -- sums over the labeled sets ``X_k`` with
+        ``p(j|x,k)``.  ``"all"``: sums over every row with the joint posteriors ``p(j,k|x)`` of the
+        semi-supervised fit (eqs 21-25), i.e. the statistics of its M-step (26-28).
+    em_max_iter : int
+        Cap on the semi-supervised EM iterations of every member ("until convergence").
+    em_tol : float
+        EM stops when the mean joint log-likelihood per row changes by less than this.
+    sample_class_priors : bool
+        Draw ``p(k)`` from ``Dirichlet(1 + n_k)`` too (beyond the paper).
+    """
+
+    n_members: int = 5
+    statistics: str = "labeled"
+    em_max_iter: int = 100
+    em_tol: float = 1e-4
+    sample_class_priors: bool = False
 
 
 @dataclass(frozen=True)
@@ -229,3 +261,81 @@ def kl_to_mean(log_proba: np.ndarray) -> np.ndarray:
         diff = np.where(zero, 0.0, log_proba - log_mean[None])
     terms = np.where(zero, 0.0, np.exp(log_proba) * diff)
     return np.maximum(terms.sum(axis=2).mean(axis=0), 0.0)
+
+
+# --------------------------------------------------------------------------------------------
+# the committee of a fitted network
+
+
+def network_statistics(data: PRBFData, estep: EStep, statistics: str = "labeled",
+                       reg_covar: float = 1e-6) -> ComponentStatistics:
+    """Sufficient statistics (eqs 46-49) of a fitted network from its E-step.
+
+    Parameters
+    ----------
+    data : PRBFData
+        The rows the network was fitted on.
+    estep : EStep
+        ``e_step(data, network)``.
+    statistics : {"labeled", "all"}
+        See :class:`CommitteeOptions`.
+    reg_covar : float
+
+    Returns
+    -------
+    ComponentStatistics
+    """
+    if statistics == "labeled":
+        lab = data.labeled
+        resp = estep.resp[lab]                          # p(j | x, k) at the label
+        return component_statistics(data.X[lab], resp, resp.T @ data.onehot, reg_covar)
+    if statistics == "all":
+        return component_statistics(data.X, estep.resp, estep.counts, reg_covar)
+    raise ValueError(f"statistics must be one of {', '.join(STATISTICS)}; got {statistics!r}")
+
+
+def train_committee(data: PRBFData, network: PRBFParams, estep: EStep,
+                    options: CommitteeOptions, rng: np.random.Generator,
+                    reg_covar: float = 1e-6) -> list[PRBFParams]:
+    """Sample ``n_members`` diagonal PRBFs from the posteriors of ``network`` and train each by
+    semi-supervised EM on all rows (§4.3, step 3a).
+
+    Parameters
+    ----------
+    data : PRBFData
+        All training rows; its covariance type may be anything (members are refitted on a
+        ``"diag"`` copy).
+    network : PRBFParams
+        The current unsplit network.
+    estep : EStep
+        ``e_step(data, network)``.
+    options : CommitteeOptions
+    rng : numpy.random.Generator
+    reg_covar : float
+
+    Returns
+    -------
+    list of PRBFParams
+        Diagonal-covariance members.
+    """
+    stats = network_statistics(data, estep, options.statistics, reg_covar)
+    post = committee_posterior(stats)
+    diag = data if data.covariance_type == "diag" else prepare_data(
+        data.X, data.y, data.n_classes, "diag")
+    n_k = estep.counts.sum(axis=0) if options.sample_class_priors else None
+    members = []
+    for _ in range(options.n_members):
+        p0 = sample_member(post, network.class_priors, rng, reg_covar, n_k)
+        res = run_em(diag, p0, tol=options.em_tol, max_iter=options.em_max_iter,
+                     reg_covar=reg_covar)
+        members.append(res.params)
+    return members
+
+
+def committee_log_proba(X: np.ndarray, members: list[PRBFParams]) -> np.ndarray:
+    """``log p_c(k|x)`` of every member, shape (n_members, n, K)."""
+    X = np.asarray(X, dtype=np.float64)
+    if not members:
+        raise ValueError("empty committee")
+    feats = GaussianFeatures(X, members[0].covariance_type)
+    return np.stack([predict_log_proba(X, m, feats) for m in members])

@@ -1,0 +1,242 @@
+"""Active PRBF (seed 000 §4.2), its QBC classifier (§4.3) and the qbc_prbf strategy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from alprbf.errors import UserError
+from alprbf.models import MODELS
+from alprbf.prbf._em import e_step, predict_log_proba, prepare_data, run_em
+from alprbf.prbf._split import split_params
+from alprbf.prbf.active import StepOptions, active_step, initial_network
+from alprbf.prbf.qbc import CommitteeOptions, network_statistics, train_committee
+from alprbf.strategies import STRATEGIES
+
+
+def _blobs(seed=0, n_per=60, K=3, d=2):
+    rng = np.random.default_rng(seed)
+    centers = np.array([[0.0, 0.0], [3.0, 0.5], [1.0, 3.0]])[:K, :d]
+    X = np.concatenate([rng.normal(c, 0.8, size=(n_per, d)) for c in centers])
+    y = np.repeat(np.arange(K), n_per)
+    return X, y
+
+
+def _partial(y, n_lab, rng):
+    yo = np.full(len(y), np.nan)
+    idx = rng.choice(len(y), n_lab, replace=False)
+    yo[idx] = y[idx]
+    return yo
+
+
+def test_initial_network_is_the_fixed_point_of_ssl_em():
+    X, y = _blobs()
+    yo = _partial(y, 20, np.random.default_rng(0))
+    net = initial_network(X, yo, 3)
+    res = run_em(prepare_data(X, yo, 3), net, max_iter=3, tol=0.0)
+    np.testing.assert_allclose(res.params.means, net.means, atol=1e-10)
+    np.testing.assert_allclose(res.params.covariances, net.covariances, atol=1e-10)
+    np.testing.assert_allclose(res.params.class_priors, net.class_priors, atol=1e-12)
+    counts = np.bincount(y[~np.isnan(yo)], minlength=3)
+    np.testing.assert_allclose(net.class_priors, counts / counts.sum())
+
+
+@pytest.mark.parametrize("selection", ["split_likelihood", "always_add"])
+def test_step_keeps_the_split_network_with_larger_joint_likelihood(selection):
+    X, y = _blobs(1)
+    yo = _partial(y, 30, np.random.default_rng(1))
+    net = initial_network(X, yo, 3)
+    opts = StepOptions(selection=selection)
+    step = active_step(X, yo, net, opts)
+    assert step.attempted and step.added  # the 1-node net is clearly too small here
+    data = prepare_data(X, yo, 3)
+    # independent recomputation of both split networks' eq-17 values
+    ll_one = e_step(data, split_params(data, net, e_step(data, net)).params).loglik
+    assert step.joint_loglik == pytest.approx(
+        e_step(data, step.split).loglik, rel=1e-12)
+    if selection == "split_likelihood":
+        assert step.joint_loglik >= ll_one
+        assert step.rejected_loglik == pytest.approx(ll_one, rel=1e-12)
+    # the split network is the split of the kept network
+    again = split_params(data, step.network, e_step(data, step.network)).params
+    np.testing.assert_allclose(again.means, step.split.means)
+    np.testing.assert_allclose(again.weights, step.split.weights)
+
+
+def test_rejects_grown_network_when_its_split_is_worse(monkeypatch):
+    """Force the grown network to be bad: split_likelihood must keep PRBF_J."""
+    import alprbf.prbf.active as A
+
+    X, y = _blobs(2)
+    yo = _partial(y, 30, np.random.default_rng(2))
+    net = initial_network(X, yo, 3)
+    bad = A.insert_component(net, np.array([40.0, 40.0]), np.eye(2) * 1e-3,
+                             np.eye(2) * np.sqrt(1e3), np.full(3, 0.5))
+    monkeypatch.setattr(A, "propose_from_all_rows", lambda *a, **k: bad)
+    monkeypatch.setattr(A, "run_em", lambda data, p, **k: type("R", (), {
+        "params": p, "estep": e_step(data, p), "n_iter": 0})())
+    kept = active_step(X, yo, net, StepOptions())
+    assert kept.attempted and not kept.added
+    assert kept.network.n_components == 1
+    forced = active_step(X, yo, net, StepOptions(selection="always_add"))
+    assert forced.added and forced.network.n_components == 2
+
+
+def _run_loop(model_name, strategy, X, y, n_queries, seed, params=None):
+    rng = np.random.default_rng(seed)
+    yo = _partial(y, 15, rng)
+    model = MODELS[model_name](n_classes=3, random_state=seed, **(params or {}))
+    strat = STRATEGIES[strategy[0]](**strategy[1])
+    picked, sizes = [], []
+    for _ in range(n_queries):
+        model.fit(X, yo)
+        lp = model.predict_log_proba(X)
+        assert not np.any(np.isnan(lp))
+        np.testing.assert_allclose(np.exp(lp).sum(1), 1.0, atol=1e-10)
+        sizes.append(model.model_size())
+        q = strat.query(X, yo.copy(), model, 1, rng)
+        assert np.isnan(yo[q]).all()
+        picked.append(int(q[0]))
+        yo[q] = y[q]
+    model.fit(X, yo)
+    return model, picked, sizes
+
+
+@pytest.mark.parametrize("model_name,strategy", [
+    ("active_prbf", ("posterior_ratio", {})),
+    ("incremental_ssl_prbf", ("qbc_prbf", {"em_max_iter": 20})),
+])
+def test_smoke_loop_is_finite_deterministic_and_warm_started(model_name, strategy):
+    X, y = _blobs(3, n_per=40)
+    m1, p1, s1 = _run_loop(model_name, strategy, X, y, 6, seed=11)
+    m2, p2, s2 = _run_loop(model_name, strategy, X, y, 6, seed=11)
+    assert p1 == p2 and s1 == s2
+    np.testing.assert_array_equal(m1.predict_log_proba(X), m2.predict_log_proba(X))
+    # warm start: one step per fit, the node count never resets, history carries over
+    assert m1.n_steps_ == 7 and len(m1.history_) == 7
+    assert all(b >= a for a, b in zip(s1, s1[1:]))
+    assert [h["n_labeled"] for h in m1.history_] == list(range(15, 22))
+    assert np.all(np.isfinite([h["joint_loglik"] for h in m1.history_]))
+    assert np.mean(m1.predict(X) == y) > 0.8  # well separated blobs
+
+
+def test_refit_restarts_from_one_node_when_data_change():
+    X, y = _blobs(4)
+    yo = _partial(y, 20, np.random.default_rng(0))
+    m = MODELS["active_prbf"](n_classes=3, random_state=0)
+    m.fit(X, yo)
+    m.fit(X, yo)
+    assert m.n_steps_ == 2
+    prev_nodes = m.network_.n_components
+    yo2 = yo.copy()
+    yo2[np.flatnonzero(~np.isnan(yo))[0]] = np.nan  # a label disappeared: restart
+    m.fit(X, yo2)
+    assert m.n_steps_ == 1 and m.network_.n_components <= 2 <= prev_nodes + 1
+    m.fit(X[:-1], yo2[:-1])  # other rows: restart
+    assert m.n_steps_ == 1
+
+
+def test_warm_start_continues_from_previous_network(monkeypatch):
+    """The second fit starts from the first fit's network, not from one node."""
+    import alprbf.models.active_prbf as AP
+
+    X, y = _blobs(5)
+    yo = _partial(y, 20, np.random.default_rng(0))
+    m = MODELS["active_prbf"](n_classes=3, random_state=0)
+    m.fit(X, yo)
+    seen = []
+    real = AP.active_step
+    monkeypatch.setattr(AP, "active_step", lambda X_, y_, net, *a, **k: (
+        seen.append(net), real(X_, y_, net, *a, **k))[1])
+    monkeypatch.setattr(AP, "initial_network", lambda *a, **k: pytest.fail("restarted"))
+    first = m.network_
+    yo[np.flatnonzero(np.isnan(yo))[0]] = 0
+    m.fit(X, yo)
+    assert seen[0] is first
+
+
+def test_posterior_ratio_query_equals_brute_force():
+    X, y = _blobs(6, n_per=30)
+    yo = _partial(y, 12, np.random.default_rng(6))
+    m = MODELS["active_prbf"](n_classes=3, random_state=0).fit(X, yo)
+    pool = np.flatnonzero(np.isnan(yo))
+    P = m.predict_proba(X[pool])
+    ratios = []
+    for row in P:  # eqs 38-39 literally: largest over second largest
+        k1 = int(np.argmax(row))
+        k2 = max((k for k in range(3) if k != k1), key=lambda k: row[k])
+        ratios.append(row[k1] / row[k2])
+    expected = pool[int(np.argmin(ratios))]
+    got = STRATEGIES["posterior_ratio"]().query(X, yo, m, 1, np.random.default_rng(0))
+    assert got.tolist() == [expected]
+
+
+def test_predict_log_proba_is_exact_in_log_space():
+    X, y = _blobs(7)
+    yo = _partial(y, 30, np.random.default_rng(7))
+    m = MODELS["active_prbf"](n_classes=3, random_state=0).fit(X, yo)
+    far = np.array([[60.0, -50.0], [1e3, 1e3]])  # every density underflows in linear space
+    lp = m.predict_log_proba(far)
+    assert np.all(np.isfinite(lp) | np.isneginf(lp)) and not np.any(np.isnan(lp))
+    np.testing.assert_allclose(np.logaddexp.reduce(lp, axis=1), 0.0, atol=1e-10)
+    np.testing.assert_allclose(lp, predict_log_proba(far, m.split_))
+
+
+def test_committee_members_are_diagonal_trained_and_deterministic():
+    X, y = _blobs(8)
+    yo = _partial(y, 25, np.random.default_rng(8))
+    m = MODELS["incremental_ssl_prbf"](n_classes=3, random_state=0)
+    for _ in range(3):
+        m.fit(X, yo)
+        yo[np.flatnonzero(np.isnan(yo))[0]] = y[np.flatnonzero(np.isnan(yo))[0]]
+    m.fit(X, yo)
+    opts = CommitteeOptions(n_members=4, em_max_iter=30)
+    a = m.committee(opts, np.random.default_rng(3))
+    b = m.committee(opts, np.random.default_rng(3))
+    assert len(a) == 4
+    for pa, pb in zip(a, b):
+        assert pa.covariance_type == "diag"
+        assert pa.n_components == m.network_.n_components
+        np.testing.assert_array_equal(pa.means, pb.means)
+    assert not np.allclose(a[0].means, a[1].means)  # members differ
+    lp = m.committee_log_proba(X[:10], opts, np.random.default_rng(3))
+    assert lp.shape == (4, 10, 3) and not np.any(np.isnan(lp))
+
+
+def test_labeled_statistics_use_labeled_rows_only():
+    X, y = _blobs(9)
+    yo = _partial(y, 20, np.random.default_rng(9))
+    data = prepare_data(X, yo, 3, "full")
+    net = initial_network(X, yo, 3)
+    est = e_step(data, net)
+    lab = network_statistics(data, est, "labeled")
+    allst = network_statistics(data, est, "all")
+    # one node: p(j|x,k) = 1, so rho_1k = N_k and the moments are the labeled rows' moments
+    np.testing.assert_allclose(lab.counts[0], data.class_counts)
+    np.testing.assert_allclose(lab.means[0], X[data.labeled].mean(0))
+    np.testing.assert_allclose(lab.variances[0], X[data.labeled].var(0) + 1e-6)
+    np.testing.assert_allclose(allst.eta, [len(X)])
+    np.testing.assert_allclose(allst.means[0], X.mean(0))
+    members = train_committee(data, net, est, CommitteeOptions(n_members=2, em_max_iter=0),
+                              np.random.default_rng(0))
+    assert all(p.covariance_type == "diag" for p in members)
+
+
+def test_qbc_strategy_queries_the_max_disagreement_and_validates():
+    X, y = _blobs(10, n_per=30)
+    yo = _partial(y, 12, np.random.default_rng(10))
+    m = MODELS["incremental_ssl_prbf"](n_classes=3, random_state=0).fit(X, yo)
+    strat = STRATEGIES["qbc_prbf"](n_members=3, em_max_iter=10)
+    from alprbf.prbf.qbc import kl_to_mean
+
+    pool = np.flatnonzero(np.isnan(yo))
+    lp = m.committee_log_proba(X[pool], strat.options, np.random.default_rng(4))
+    expected = pool[int(np.argmax(kl_to_mean(lp)))]
+    assert strat.query(X, yo, m, 1, np.random.default_rng(4)).tolist() == [expected]
+    with pytest.raises(UserError, match="statistics"):
+        STRATEGIES["qbc_prbf"](statistics="everything")
+    with pytest.raises(UserError, match="needs a PRBF learner"):
+        strat.query(X, yo, MODELS["gaussian_nb"](n_classes=3).fit(X, yo), 1,
+                    np.random.default_rng(0))
+    with pytest.raises(UserError, match="covariance_type"):
+        MODELS["active_prbf"](n_classes=3, covariance_type="fulll")
