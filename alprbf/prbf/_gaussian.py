@@ -398,10 +398,13 @@ def estimate_gaussian_parameters(X: np.ndarray | None, resp: np.ndarray, reg_cov
     resp = np.asarray(resp, dtype=np.float64)
     M = resp.shape[1]
     q = f.n_quad
-    ST = np.zeros((q + d + 1, M))
+    # the product is ~3x faster when the operand with n rows is contiguous along n
+    S = np.zeros((M, q + d + 1))
     for rows, ZTb in f.blocks():
-        ST += ZTb @ resp[rows]
-    S = ST.T
+        if resp.flags.f_contiguous:
+            S += resp[rows].T @ ZTb.T
+        else:
+            S += (ZTb @ resp[rows]).T
     nk = S[:, -1] + 10.0 * np.finfo(np.float64).eps
     S /= nk[:, None]
     mc = S[:, q:q + d]
