@@ -288,7 +288,7 @@ def estimate_log_gaussian_prob(X: np.ndarray | None, means: np.ndarray,
     return outT.T
 
 
-ROUNDOFF_TOL = 1e-10
+ROUNDOFF_TOL = 1e-8
 """Components whose expanded-form round-off could exceed this (absolute error in a log density,
 or relative error in a covariance) are recomputed with per-component centring."""
 
