@@ -258,6 +258,20 @@ def test_fit_em_is_deterministic_and_keeps_best_restart():
     assert len(set(np.round(singles, 8))) > 1        # the restarts really differ
 
 
+def test_fixed_components_keep_their_gaussians():
+    X, y = _blobs(10, n=80, K=2)
+    data = prepare_data(X, y, 2, "diag")
+    p0 = initialize_params(data, 3, random_state=1)
+    fixed = np.array([True, False, False])
+    res = run_em(data, p0, tol=0.0, max_iter=8, fixed_components=fixed)
+    np.testing.assert_array_equal(res.params.means[0], p0.means[0])
+    np.testing.assert_array_equal(res.params.covariances[0], p0.covariances[0])
+    assert not np.allclose(res.params.means[1:], p0.means[1:])
+    assert not np.allclose(res.params.weights[0], p0.weights[0])      # weights still move
+    h = res.loglik_history
+    assert np.all(np.diff(h) >= -1e-9 * np.abs(h[:-1]))               # a generalised EM
+
+
 # ---------------------------------------------------------------- split
 
 def test_supervised_split_hand_worked_2d():
@@ -285,6 +299,26 @@ def test_supervised_split_hand_worked_2d():
     np.testing.assert_allclose(sp.params.weights, [[1.0, 0.0], [0.0, 0.5], [0.0, 0.5]],
                                atol=1e-12)
     np.testing.assert_array_equal(sp.params.class_priors, p.class_priors)
+
+
+def test_split_min_mass_drops_negligible_subcomponents():
+    """With min_mass, (component, class) pairs below it disappear and weights renormalise."""
+    X, y = _blobs(11, n=90, K=3, shift=4.0)
+    data = prepare_data(X, y, 3, "full")
+    res = run_em(data, initialize_params(data, 4, random_state=0), tol=1e-8, max_iter=100)
+    m = res.estep.counts
+    threshold = float(np.sort(m[m > 0].ravel())[m.size // 3])   # drops about a third
+    full = split_params(data, res.params, res.estep, min_mass=0.0)
+    cut = split_params(data, res.params, res.estep, min_mass=threshold)
+    kept = m[cut.parent, cut.component_class]
+    assert np.all(kept > threshold)
+    assert cut.params.n_components < full.params.n_components
+    n_resp = (m > threshold).sum(axis=1)
+    assert cut.params.n_components == int(np.sum(n_resp[n_resp >= 1]))
+    for k in range(3):                      # weights of each class: kept masses, renormalised
+        rows = cut.component_class == k
+        np.testing.assert_allclose(cut.params.weights[rows, k],
+                                   kept[rows] / kept[rows].sum(), rtol=1e-12)
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
