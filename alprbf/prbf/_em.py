@@ -87,6 +87,10 @@ class PRBFData:
         ``N_k``.
     features : GaussianFeatures
         Cached data quantities for the covariance type.
+    codes_ext : ndarray (n,), int
+        ``y`` with unlabeled rows coded ``K`` (indexes the E-step's (M, K+1) offset table).
+    onehot_ext : ndarray (n, K+1), float
+        One-hot of ``codes_ext``: class indicators plus an "unlabeled" column.
     """
 
     X: np.ndarray
@@ -98,6 +102,8 @@ class PRBFData:
     onehot: np.ndarray
     class_counts: np.ndarray
     features: GaussianFeatures
+    codes_ext: np.ndarray
+    onehot_ext: np.ndarray
 
     @property
     def n_samples(self) -> int:
@@ -156,8 +162,12 @@ def prepare_data(X: np.ndarray, y: np.ndarray, n_classes: int,
     onehot = np.zeros((len(labeled), n_classes))
     onehot[np.arange(len(labeled)), codes] = 1.0
     class_counts = np.bincount(codes, minlength=n_classes).astype(np.float64)
+    codes_ext = np.where(codes_all < 0, n_classes, codes_all)
+    onehot_ext = np.zeros((len(codes_all), n_classes + 1))
+    onehot_ext[np.arange(len(codes_all)), codes_ext] = 1.0
     return PRBFData(X, codes_all, n_classes, labeled, unlabeled, codes, onehot, class_counts,
-                    GaussianFeatures(X, check_covariance_type(covariance_type)))
+                    GaussianFeatures(X, check_covariance_type(covariance_type)),
+                    codes_ext, onehot_ext)
 
 
 # --------------------------------------------------------------------------------------------
@@ -272,37 +282,37 @@ def e_step(data: PRBFData, params: PRBFParams, log_prob: np.ndarray | None = Non
         log_prob = estimate_log_gaussian_prob(None, params.means, params.precisions_cholesky,
                                               params.covariance_type, features=data.features)
     lpT = log_prob.T                                        # (M, n), C-contiguous if ours
-    log_pi = safe_log(params.weights)                       # (M, K)
-    log_prior = safe_log(params.class_priors)               # (K,)
     M, n = lpT.shape
     K = data.n_classes
-    lab, unl = data.labeled, data.unlabeled
-    all_labeled = len(unl) == 0
-    if all_labeled:
-        wT = np.take(log_pi, data.codes, axis=1)            # log pi_{j, y_i}, (M, n)
-        wT += lpT
-    else:
-        w = mixture_weights(params)
-        wT = np.empty((M, n))
-        wT[:, lab] = np.take(log_pi, data.codes, axis=1) + lpT[:, lab]
-        wT[:, unl] = lpT[:, unl] + safe_log(w)[:, None]
+    # offsets: log pi_{j, y} for a labeled row, log w_j for an unlabeled one (table column K)
+    w = mixture_weights(params)
+    table = np.empty((M, K + 1))
+    table[:, :K] = safe_log(params.weights)
+    table[:, K] = safe_log(w)
+    wT = np.take(table, data.codes_ext, axis=1)             # (M, n)
+    wT += lpT
     log_norm, respT = _normalize_log_cols(wT)
 
-    # counts[j, k] = sum_x p(j, k|x)
-    if len(lab):
-        counts = (respT if all_labeled else respT[:, lab]) @ data.onehot
-    else:
-        counts = np.zeros((M, K))
-    loglik_labeled = float(np.sum(log_norm if all_labeled else log_norm[lab]))
+    # counts[j, k] = sum_x p(j, k|x): labeled rows directly, unlabeled ones as c_jk * g_j with
+    # g_j = sum_unlabeled r_j(x) (the last column of the product)
+    cg = respT @ data.onehot_ext                            # (M, K+1)
+    counts = cg[:, :K]
+    if np.all(np.isfinite(log_norm)):
+        per_class = log_norm @ data.onehot_ext              # (K+1,) sums of log_norm
+    else:  # -inf rows (impossible for valid parameters): avoid -inf * 0 = nan
+        per_class = np.array([np.sum(log_norm[data.codes_ext == k]) for k in range(K + 1)])
+    loglik_labeled = float(per_class[:K].sum())
+    log_prior = safe_log(params.class_priors)
     loglik = loglik_labeled + float(data.class_counts @ np.where(data.class_counts > 0,
                                                                  log_prior, 0.0))
-    if not all_labeled:
-        g = respT[:, unl].sum(axis=1)                        # sum_x r_j(x), (M,)
+    if data.n_unlabeled:
         with np.errstate(divide="ignore", invalid="ignore"):
             c = params.weights * params.class_priors / w[:, None]   # c_jk, (M, K)
         c[~np.isfinite(c)] = 0.0
-        counts = counts + c * g[:, None]
-        loglik += float(np.sum(log_norm[unl]))
+        counts = counts + c * cg[:, K:]
+        loglik += float(per_class[K])
+    else:
+        counts = np.ascontiguousarray(counts)
     return EStep(log_prob, wT.T, respT.T, log_norm, counts, loglik, loglik_labeled)
 
 
