@@ -76,8 +76,9 @@ class ActivePRBFLearner(Learner):
     partial_max_iter : int, default=0
         Partial-EM steps refining each candidate node (``candidate_rows="labeled"`` only; seed
         000 uses none).
-    split_min_mass : float, default=0.0
-        Minimum joint-posterior mass of a subcomponent when splitting (paper: > 0).
+    split_min_mass : float, default=0.01
+        Minimum joint-posterior mass of a subcomponent when splitting (paper: > 0; see
+        :mod:`alprbf.prbf.active`).
     candidate_rows : {"all", "labeled"}, default="all"
         Rows whose kd-tree subsets give the candidate nodes: all rows of each partition
         (default; labeled-only subsets are singular with few labels, see
@@ -106,7 +107,7 @@ class ActivePRBFLearner(Learner):
                  covariance_type: str = "full", reg_covar: float = 1e-6, em_tol: float = 1e-4,
                  em_max_iter: int = 200, refit_current: bool = False,
                  add_threshold: float = 0.01, kd_depth: int = 3, split_point: str = "mean",
-                 partial_max_iter: int = 0, split_min_mass: float = 0.0,
+                 partial_max_iter: int = 0, split_min_mass: float = 0.01,
                  candidate_rows: str = "all", candidate_reg_covar: float | None = None
                  ) -> None:
         super().__init__(n_classes, random_state)

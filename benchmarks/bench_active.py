@@ -1,0 +1,119 @@
+"""Seconds per query of active PRBF and QBC for PRBF, and the projected cost of `make table-000`.
+
+Runs the real active-learning loop (:func:`alprbf.protocol.run_task`, one BLAS thread as in the
+runner) on fold 0 of each (dataset, method) of ``configs/table_000.yaml`` for the first
+``--queries`` queries, then
+
+* reports the mean seconds per query (fit + query + evaluation) over the measured window,
+* extrapolates one full fold (``budget`` queries) with a straight line fitted to the per-query
+  times (the network grows, so later queries cost more; the line captures that trend -- it is
+  an extrapolation unless ``--queries`` equals the budget),
+* projects the wall time of the whole table: total task-seconds (every fold costs about the
+  same) divided by the workers, but never less than the longest single task.
+
+Usage (needs the dataset mirror)::
+
+    ALPRBF_DATA_MIRROR=/path/to/mirror nice python benchmarks/bench_active.py \
+        --datasets pendigits --queries 30
+    python benchmarks/bench_active.py --datasets segmentation,waveform,optdigits,pendigits \
+        --queries 15 --workers 2,16
+
+Goals (issue 5): active PRBF <= 0.5 s and QBC <= 3 s per query on pen digits on 2 cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from alprbf.config import load_config
+from alprbf.protocol import run_task
+from alprbf.runner import load_datasets, plan
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def measure(cfg, datasets, labels, n_queries):
+    proto = replace(cfg.protocol, budget=n_queries)
+    out = []
+    tasks = [t for t in plan(cfg) if t.fold == 0 and t.repetition == 0
+             and t.dataset.label in labels]
+    for t in tasks:
+        ds = datasets[t.dataset.label]
+        t0 = time.perf_counter()
+        with threadpool_limits(limits=1):
+            df = run_task(t, ds, proto)
+        wall = time.perf_counter() - t0
+        df = df.sort_values("iteration")
+        per = (df["fit_seconds"] + df["query_seconds"]).to_numpy()[1:]   # one entry per query
+        # evaluation (predict on test + train) is part of the wall time but not of per:
+        overhead = max(wall - float((df["fit_seconds"] + df["query_seconds"]).sum()), 0.0)
+        out.append(dict(dataset=t.dataset.label, method=f"{t.model.label} / {t.strategy.label}",
+                        n_queries=n_queries, wall=wall, per_query=per,
+                        eval_per_iter=overhead / (n_queries + 1),
+                        first_fit=float(df["fit_seconds"].iloc[0]),
+                        final_error=float(df["test_error"].iloc[-1]),
+                        final_size=df["model_size"].iloc[-1]))
+    return out
+
+
+def extrapolate(rec, budget):
+    """Seconds for one fold of ``budget`` queries from the measured per-query times."""
+    per = rec["per_query"] + rec["eval_per_iter"]
+    it = np.arange(1, len(per) + 1)
+    if len(per) >= 3:
+        b, a = np.polyfit(it, per, 1)
+        b = max(b, 0.0)
+    else:
+        a, b = float(np.mean(per)), 0.0
+    full = np.arange(1, budget + 1)
+    return rec["first_fit"] + float(np.sum(np.maximum(a + b * full, 0.0))), a, b
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--config", default=str(ROOT / "configs" / "table_000.yaml"))
+    ap.add_argument("--datasets", default="pendigits")
+    ap.add_argument("--methods", default="",
+                    help="comma-separated method labels 'model / strategy' (default: all)")
+    ap.add_argument("--queries", type=int, default=30)
+    ap.add_argument("--workers", default="2,16")
+    args = ap.parse_args(argv)
+    cfg = load_config(args.config)
+    labels = set(args.datasets.split(","))
+    if args.methods:
+        keep = {m.strip() for m in args.methods.split(",")}
+        cfg = replace(cfg, methods=tuple((m, s) for m, s in cfg.methods
+                                         if f"{m.label} / {s.label}" in keep))
+    cfg = replace(cfg, datasets=tuple(d for d in cfg.datasets if d.label in labels))
+    datasets = load_datasets(cfg)
+    budget = cfg.protocol.budget
+    recs = measure(cfg, datasets, labels, args.queries)
+    print(f"{'dataset':14s} {'method':40s} {'s/query':>8s} {'last10':>8s} {'fold(s)':>9s} "
+          f"{'err':>6s} size")
+    total = longest = 0.0
+    for r in recs:
+        fold, a, b = extrapolate(r, budget)
+        r["fold_seconds"] = fold
+        total += fold * cfg.protocol.folds * cfg.protocol.repetitions
+        longest = max(longest, fold)
+        per = r["per_query"] + r["eval_per_iter"]
+        print(f"{r['dataset']:14s} {r['method']:40s} {np.mean(per):8.3f} "
+              f"{np.mean(per[-10:]):8.3f} {fold:9.0f} {r['final_error']:6.3f} "
+              f"{r['final_size']}  (trend {a:.3f} + {b:.4f} * query)")
+    print(f"\nmeasured {args.queries} queries per task; folds extrapolated to {budget} queries")
+    print(f"task-seconds for the measured datasets/methods x {cfg.protocol.folds} folds: "
+          f"{total:.0f} s = {total / 3600:.2f} h")
+    for w in (int(x) for x in args.workers.split(",")):
+        wall = max(total / w, longest)
+        print(f"projected wall time on {w:2d} workers: {wall / 3600:.2f} h "
+              f"(longest single task {longest / 3600:.2f} h)")
+
+
+if __name__ == "__main__":
+    main()
