@@ -35,8 +35,8 @@ test: install  ## run the test suite
 lint: install  ## static checks
 	$(BIN)/ruff check alprbf tests benchmarks
 
-bench: install  ## benchmarks (slow; not part of the tests)
-	$(BIN)/python benchmarks/bench_runner.py
+bench: install  ## all benchmarks (slow; not part of the tests)
+	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit $$?; done
 
 define TABLE
 table-$(1): install  ## run and report the tables of seed $(1) (SCALE=smoke|full)
