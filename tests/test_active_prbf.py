@@ -240,3 +240,25 @@ def test_qbc_strategy_queries_the_max_disagreement_and_validates():
                     np.random.default_rng(0))
     with pytest.raises(UserError, match="covariance_type"):
         MODELS["active_prbf"](n_classes=3, covariance_type="fulll")
+
+
+def test_table_000_configs_parse_with_the_intended_methods():
+    from pathlib import Path
+
+    import pandas as pd
+
+    from alprbf.config import load_config
+
+    root = Path(__file__).resolve().parents[1] / "configs"
+    cfg = load_config(root / "table_000.yaml")
+    methods = {f"{m.label} / {s.label}" for m, s in cfg.methods}
+    assert {"active_prbf / posterior_ratio", "incremental_ssl_prbf / qbc_prbf"} <= methods
+    assert cfg.protocol.initial.size == 50 and cfg.protocol.budget == 300
+    assert cfg.protocol.folds == 5 and cfg.protocol.batch_size == 1
+    smoke = cfg.with_scale("smoke")
+    assert smoke.protocol.budget < 20 and smoke.protocol.max_rows > 0
+    ref = pd.read_csv(cfg.reference)
+    labels = {d.label for d in cfg.datasets}
+    assert set(ref["dataset"]) == labels
+    assert set(ref["method"]) <= methods
+    assert load_config(root / "pen_digits_qbc.yaml").protocol.budget == 300
