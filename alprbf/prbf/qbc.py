@@ -69,6 +69,8 @@ class CommitteeOptions:
         EM stops when the mean joint log-likelihood per row changes by less than this.
     sample_class_priors : bool
         Draw ``p(k)`` from ``Dirichlet(1 + n_k)`` too (beyond the paper).
+    reg_covar : float or None
+        Covariance floor of the members (None: the network's).
     """
 
     n_members: int = 5
@@ -76,6 +78,7 @@ class CommitteeOptions:
     em_max_iter: int = 100
     em_tol: float = 1e-4
     sample_class_priors: bool = False
+    reg_covar: float | None = None
 
 
 @dataclass(frozen=True)
@@ -318,6 +321,8 @@ def train_committee(data: PRBFData, network: PRBFParams, estep: EStep,
     list of PRBFParams
         Diagonal-covariance members.
     """
+    if options.reg_covar is not None:
+        reg_covar = options.reg_covar
     stats = network_statistics(data, estep, options.statistics, reg_covar)
     post = committee_posterior(stats)
     diag = data if data.covariance_type == "diag" else prepare_data(
