@@ -61,8 +61,13 @@ class ActivePRBFLearner(Learner):
     random_state : int or None
         Seed of the generator handed to the node addition (deterministic at present).
     covariance_type : {"full", "diag", "spherical"}, default="full"
-    reg_covar : float, default=1e-6
-        Covariance floor.
+    reg_covar : float, default=1e-3
+        Covariance floor (added to every variance; the data are z-scored).  Larger than
+        sklearn's 1e-6 because features with few distinct values (pen digits: integers 0-100,
+        optical digits: 0-16) let components collapse onto repeated points: on pen digits fold
+        0, 40 queries gave test error 0.197 with 1e-6 and 0.101 with 1e-3, with fits 2-4x
+        faster; on three generated waveform sets the errors after 100 queries were
+        0.155/0.193/0.320 (1e-6) and 0.250/0.182/0.210 (1e-3), i.e. no systematic change.
     em_tol : float, default=1e-4
         Semi-supervised EM stops when the joint log-likelihood per row changes by less.
     em_max_iter : int, default=200
@@ -104,7 +109,7 @@ class ActivePRBFLearner(Learner):
     registered_name = "active_prbf"
 
     def __init__(self, n_classes: int, random_state: int | None = None, *,
-                 covariance_type: str = "full", reg_covar: float = 1e-6, em_tol: float = 1e-4,
+                 covariance_type: str = "full", reg_covar: float = 1e-3, em_tol: float = 1e-4,
                  em_max_iter: int = 200, refit_current: bool = False,
                  add_threshold: float = 0.01, kd_depth: int = 3, split_point: str = "mean",
                  partial_max_iter: int = 0, split_min_mass: float = 0.01,
