@@ -114,7 +114,7 @@ def test_smoke_loop_is_finite_deterministic_and_warm_started(model_name, strateg
     np.testing.assert_array_equal(m1.predict_log_proba(X), m2.predict_log_proba(X))
     # warm start: one step per fit, the node count never resets, history carries over
     assert m1.n_steps_ == 7 and len(m1.history_) == 7
-    assert all(b >= a for a, b in zip(s1, s1[1:]))
+    assert all(b >= a for a, b in zip(s1, s1[1:], strict=False))
     assert [h["n_labeled"] for h in m1.history_] == list(range(15, 22))
     assert np.all(np.isfinite([h["joint_loglik"] for h in m1.history_]))
     assert np.mean(m1.predict(X) == y) > 0.8  # well separated blobs
@@ -194,7 +194,7 @@ def test_committee_members_are_diagonal_trained_and_deterministic():
     a = m.committee(opts, np.random.default_rng(3))
     b = m.committee(opts, np.random.default_rng(3))
     assert len(a) == 4
-    for pa, pb in zip(a, b):
+    for pa, pb in zip(a, b, strict=True):
         assert pa.covariance_type == "diag"
         assert pa.n_components == m.network_.n_components
         np.testing.assert_array_equal(pa.means, pb.means)

@@ -11,8 +11,8 @@ from scipy.special import logsumexp
 from scipy.stats import entropy
 
 from alprbf.prbf.qbc import (
-    component_statistics,
     committee_posterior,
+    component_statistics,
     kl_to_mean,
     sample_member,
 )
@@ -119,7 +119,8 @@ def test_sampled_parameters_follow_eqs_40_to_42():
     a, b = post.precision_shape[:, None], post.precision_rate
     assert np.all(np.abs(tau.mean(0) - a / b) < 5 * se(a / b**2))
     np.testing.assert_allclose(tau.var(0), a / b**2, rtol=0.06)
-    # Dirichlet per class (eq 42): mean theta / theta0, var theta (theta0 - theta) / (theta0^2 (theta0+1))
+    # Dirichlet per class (eq 42): mean theta / theta0,
+    # variance theta (theta0 - theta) / (theta0^2 (theta0 + 1))
     th = post.dirichlet
     th0 = th.sum(0, keepdims=True)
     dvar = th * (th0 - th) / (th0**2 * (th0 + 1))
