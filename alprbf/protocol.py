@@ -26,6 +26,7 @@ from .config import Component, DatasetSpec, Initial, Protocol
 from .datasets import Dataset
 from .errors import UserError
 from .models import MODELS
+from .prbf._gaussian import estimate_log_gaussian_prob
 from .schema import COLUMNS
 from .seeding import derive_seed, seed_int
 from .strategies import STRATEGIES
@@ -92,8 +93,8 @@ def density_initial(X: np.ndarray, size: int, rng: np.random.Generator,
     vi = BayesianGaussianMixture(n_components=J, covariance_type="full", max_iter=200,
                                  reg_covar=1e-6, random_state=seed_int_from_rng(rng))
     vi.fit(X)
-    # log N(x | mu_r, Sigma_r) for every component, from the fitted precision Cholesky factors
-    log_dens = _log_gauss_full(X, vi.means_, vi.precisions_cholesky_)
+    # log N(x | mu_r, Sigma_r) for every component (same precision-Cholesky convention as sklearn)
+    log_dens = estimate_log_gaussian_prob(X, vi.means_, vi.precisions_cholesky_, "full")
     chosen: list[int] = []
     taken = np.zeros(len(X), bool)
     visited: set[int] = set()
@@ -113,15 +114,6 @@ def density_initial(X: np.ndarray, size: int, rng: np.random.Generator,
 
 def seed_int_from_rng(rng: np.random.Generator) -> int:
     return int(rng.integers(2**31 - 1))
-
-
-def _log_gauss_full(X, means, prec_chol):
-    n, d = X.shape
-    out = np.empty((n, len(means)))
-    for j, (mu, U) in enumerate(zip(means, prec_chol, strict=True)):
-        z = (X - mu) @ U
-        out[:, j] = np.sum(np.log(np.diag(U))) - 0.5 * (d * np.log(2 * np.pi) + np.sum(z * z, 1))
-    return out
 
 
 def initial_labeled(X: np.ndarray, y: np.ndarray, initial: Initial, n_classes: int,

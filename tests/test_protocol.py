@@ -1,0 +1,39 @@
+"""Folds and initial labeled sets."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from alprbf.config import Initial
+from alprbf.protocol import density_initial, initial_labeled, make_folds
+from alprbf.seeding import derive_seed
+
+
+def test_folds_partition_rows_and_are_stratified():
+    y = np.repeat([0, 1, 2], [30, 60, 90])
+    folds = make_folds(y, 3, True, derive_seed(0, "folds", "x", 0))
+    allrows = np.sort(np.concatenate(folds))
+    assert np.array_equal(allrows, np.arange(len(y)))
+    for f in folds:
+        assert np.bincount(y[f]).tolist() == [10, 20, 30]
+
+
+def test_density_initial_picks_dense_rows_of_every_cluster():
+    rng = np.random.default_rng(0)
+    centres = np.array([[0.0, 0.0], [10.0, 0.0], [0.0, 10.0]])
+    X = np.vstack([c + rng.normal(size=(100, 2)) for c in centres])
+    X = np.vstack([X, rng.uniform(-20, 30, size=(30, 2))])  # sparse outliers
+    picks = density_initial(X, 6, np.random.default_rng(1), n_components=3)
+    assert len(set(picks.tolist())) == 6
+    assert np.all(picks < 300)  # no outlier is chosen
+    clusters = {int(np.argmin(((X[i] - centres) ** 2).sum(1))) for i in picks}
+    assert clusters == {0, 1, 2}  # one sweep visits every component
+    again = density_initial(X, 6, np.random.default_rng(1), n_components=3)
+    assert np.array_equal(picks, again)
+
+
+def test_per_class_initial_set():
+    y = np.repeat([0, 1], [20, 40])
+    X = np.zeros((60, 1))
+    idx = initial_labeled(X, y, Initial("per_class", 3), 2, np.random.default_rng(0))
+    assert np.bincount(y[idx]).tolist() == [3, 3]
