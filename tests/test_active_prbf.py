@@ -262,3 +262,23 @@ def test_table_000_configs_parse_with_the_intended_methods():
     assert set(ref["dataset"]) == labels
     assert set(ref["method"]) <= methods
     assert load_config(root / "pen_digits_qbc.yaml").protocol.budget == 300
+
+
+def test_posteriors_of_the_training_rows_reuse_the_step_and_equal_a_fresh_prediction():
+    # predict on the fit's X (and on its pool rows) takes the split network's Gaussians from
+    # the step; they must equal a prediction computed from scratch, and a different X must not
+    # hit the cache
+    X, y = _blobs(8, n_per=40)
+    yo = _partial(y, 15, np.random.default_rng(8))
+    m = MODELS["active_prbf"](n_classes=3, random_state=0)
+    for _ in range(3):
+        m.fit(X, yo)
+        fresh = predict_log_proba(X, m.split_)
+        np.testing.assert_allclose(m.predict_log_proba(X), fresh, rtol=1e-9, atol=1e-9)
+        pool = np.flatnonzero(np.isnan(yo))
+        np.testing.assert_allclose(m.predict_log_proba_rows(X, pool), fresh[pool],
+                                   rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(m.predict_proba_rows(X, pool), np.exp(fresh[pool]))
+        X2 = X + 0.5
+        np.testing.assert_allclose(m.predict_log_proba(X2), predict_log_proba(X2, m.split_))
+        yo[pool[0]] = y[pool[0]]

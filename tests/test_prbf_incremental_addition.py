@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from scipy.special import logsumexp
 from scipy.stats import multivariate_normal
 
 from alprbf.prbf._gaussian import compute_precision_cholesky
@@ -257,3 +258,25 @@ def test_degenerate_candidates_generalised_eigenvalue():
     assert degenerate_candidates(dg, "diag", X, 1e-3).tolist() == [False, True]
     assert degenerate_candidates(np.array([1e-5, 1.0]), "spherical", X, 1e-3).tolist() == \
         [True, False]
+
+
+@pytest.mark.parametrize("scale", [1.0, 50.0, 800.0])
+def test_partition_matches_exact_log_space_formula_under_underflow(scale):
+    # the fast path (two matrix products) must agree with the exact (n, M, K) log-sum-exp of
+    # eq 21 also where exp(log f) underflows (scale 800) and where weights are exactly zero
+    rng = np.random.default_rng(int(scale))
+    for _ in range(20):
+        n, M, K = 300, int(rng.integers(2, 25)), int(rng.integers(2, 8))
+        log_f = rng.normal(-20.0, scale, (n, M))
+        W = rng.dirichlet(np.full(M, 0.3), K).T
+        W[W < 0.02] = 0.0
+        W /= W.sum(0, keepdims=True)
+        prior = rng.dirichlet(np.ones(K))
+        joint = log_f[:, :, None] + np.log(np.where(W > 0, W, 1.0))[None] + \
+            np.where(W > 0, 0.0, -np.inf)[None]
+        post = joint - logsumexp(joint, axis=1, keepdims=True)
+        score = logsumexp(post + np.log(prior)[None, None, :], axis=2)
+        top2 = np.sort(score, axis=1)[:, -2:]
+        clear = (top2[:, 1] - top2[:, 0]) > 1e-9          # ignore numerical ties
+        got = component_partition(log_f, W, prior)
+        assert np.array_equal(got[clear], score.argmax(1)[clear])

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from alprbf.models.base import Learner
 from alprbf.strategies import STRATEGIES, scores, select_top
 
 
@@ -38,8 +39,9 @@ def test_log_ratio_is_finite_where_probabilities_underflow():
         assert np.isnan(np.exp(-800) / np.exp(-801))  # what the naive ratio would give
 
 
-class _Fixed:
+class _Fixed(Learner):
     def __init__(self, P):
+        super().__init__(n_classes=P.shape[1])
         self.P = P
 
     def predict_proba(self, X):

@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UserError, did_you_mean
-from ..prbf._em import label_codes, predict_log_proba, prepare_data
+from ..prbf._em import label_codes, log_proba_from_log_prob, predict_log_proba, prepare_data
 from ..prbf._kdtree import SPLIT_POINTS
 from ..prbf._params import COVARIANCE_TYPES
 from ..prbf.active import CANDIDATE_ROWS, StepOptions, active_step, initial_network
@@ -188,6 +188,8 @@ class ActivePRBFLearner(Learner):
         step = active_step(self.X_, codes, self.network_, self._options(), self.rng_,
                            data=self.data_)
         self.network_, self.estep_, self.split_ = step.network, step.estep, step.split
+        self._split_log_prob = step.split_estep.log_prob
+        self._fitted_log_proba = None
         self.n_steps_ += 1
         self.history_.append({
             "n_labeled": int(np.sum(codes >= 0)), "nodes": self.network_.n_components,
@@ -200,10 +202,39 @@ class ActivePRBFLearner(Learner):
         if getattr(self, "split_", None) is None:
             raise RuntimeError(f"{type(self).__name__} is not fitted; call fit first")
 
+    def _log_proba_of_fitted_rows(self, X: np.ndarray) -> np.ndarray | None:
+        """Log posteriors of every row of the last fit's ``X`` if ``X`` is those rows, else None.
+
+        The step already evaluated the split network's Gaussians on those rows (for eq 17), so
+        the posteriors of the training part (train accuracy, pool scores) cost one small matrix
+        product; they are computed once per fit.
+        """
+        X_ = self.X_
+        if X.shape != X_.shape or not np.array_equal(X, X_):
+            return None
+        if self._fitted_log_proba is None:
+            self._fitted_log_proba = log_proba_from_log_prob(self._split_log_prob, self.split_)
+        return self._fitted_log_proba
+
     def predict_log_proba(self, X: np.ndarray) -> np.ndarray:
         """Log posteriors of the split network, exact in log space, shape (n, K)."""
         self._check_fitted()
-        return predict_log_proba(np.asarray(X, dtype=np.float64), self.split_)
+        X = np.asarray(X, dtype=np.float64)
+        cached = self._log_proba_of_fitted_rows(X)
+        if cached is not None:
+            return cached.copy()
+        return predict_log_proba(X, self.split_)
+
+    def predict_log_proba_rows(self, X: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        self._check_fitted()
+        X = np.asarray(X, dtype=np.float64)
+        cached = self._log_proba_of_fitted_rows(X)
+        if cached is not None:
+            return cached[rows]
+        return predict_log_proba(X[rows], self.split_)
+
+    def predict_proba_rows(self, X: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        return np.exp(self.predict_log_proba_rows(X, rows))
 
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
         return np.exp(self.predict_log_proba(X))

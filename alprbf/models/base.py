@@ -8,7 +8,9 @@ all of them; learners that carry state from one iteration to the next (warm star
 because the same object is fitted again after each query.
 
 ``predict_proba(X)`` must return shape ``(n, K)`` over *all* ``K`` classes, even the ones with no
-label yet.  ``model_size()`` returns the number of components / support vectors, or None.
+label yet.  Strategies ask for the pool rows through ``predict_proba_rows(X, rows)`` (or
+``predict_log_proba_rows``) so a learner that already holds the posteriors of its training rows
+can return them.  ``model_size()`` returns the number of components / support vectors, or None.
 """
 
 from __future__ import annotations
@@ -48,6 +50,15 @@ class Learner:
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         return np.argmax(self.predict_log_proba(X), axis=1)
+
+    def predict_log_proba_rows(self, X: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """``predict_log_proba(X[rows])``; learners that keep the posteriors of the rows they
+        were fitted on (``X`` of the last ``fit``) override this to skip the recomputation."""
+        return self.predict_log_proba(X[rows])
+
+    def predict_proba_rows(self, X: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """``predict_proba(X[rows])`` (see :meth:`predict_log_proba_rows`)."""
+        return self.predict_proba(X[rows])
 
     def model_size(self) -> int | None:
         return None

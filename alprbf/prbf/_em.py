@@ -603,14 +603,21 @@ def predict_log_joint(X: np.ndarray, params: PRBFParams,
     return log_class_conditional(log_prob, params.weights) + safe_log(params.class_priors)
 
 
+def log_proba_from_log_prob(log_prob: np.ndarray, params: PRBFParams) -> np.ndarray:
+    """Log class posteriors (n, K) from precomputed ``log N_j(x_i)`` (n, M) of ``params``."""
+    lj = log_class_conditional(log_prob, params.weights) + safe_log(params.class_priors)
+    return lj - logsumexp_rows(lj)[:, None]
+
+
 def predict_log_proba(X: np.ndarray, params: PRBFParams,
                       features: GaussianFeatures | None = None) -> np.ndarray:
     """Log class posteriors ``log p(k|x)`` (001 eq 1 / 000 eq 3), shape (n, K).
 
     Classes with prior 0 get ``-inf``; rows never contain ``nan``.
     """
-    lj = predict_log_joint(X, params, features)
-    return lj - logsumexp_rows(lj)[:, None]
+    log_prob = estimate_log_gaussian_prob(X, params.means, params.precisions_cholesky,
+                                          params.covariance_type, features=features)
+    return log_proba_from_log_prob(log_prob, params)
 
 
 def with_params(params: PRBFParams, **changes) -> PRBFParams:

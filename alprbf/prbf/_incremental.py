@@ -47,7 +47,15 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import logsumexp
 
-from ._em import EMResult, e_step, label_codes, prepare_data, run_em, safe_log
+from ._em import (
+    EMResult,
+    e_step,
+    label_codes,
+    log_class_conditional,
+    prepare_data,
+    run_em,
+    safe_log,
+)
 from ._gaussian import (
     GaussianFeatures,
     compute_precision_cholesky,
@@ -102,12 +110,33 @@ def component_partition(log_f: np.ndarray, weights: np.ndarray, class_priors: np
     Returns
     -------
     ndarray of int, shape (n,)
+
+    Notes
+    -----
+    With ``P(j|x,k) = pi_jk f_j(x) / p(x|k)``,
+    ``log P(j|x) = log f_j(x) + log sum_k pi_jk exp(b_ik)`` where ``b_ik = log P(k) -
+    log p(x|k)``: two (n, K) x (K, M) matrix products instead of a log-sum-exp over an
+    (n, M, K) array.  ``log p(x|k)`` is exact in log space (:func:`log_class_conditional`);
+    the second product is shifted by ``max_k b_ik`` and rows where a component with a positive
+    weight underflows (below 1e-280) are recomputed by the exact (r, M, K) log-sum-exp.
     """
     log_w = safe_log(weights)  # (M, K)
-    joint = log_f[:, :, None] + log_w[None]  # (n, M, K): log pi_jk f_j(x)
-    log_post = joint - logsumexp(joint, axis=1, keepdims=True)  # log P(j|x,k)
+    log_prior = safe_log(class_priors)
     with np.errstate(invalid="ignore"):
-        score = logsumexp(log_post + safe_log(class_priors)[None, None, :], axis=2)
+        b = log_prior[None, :] - log_class_conditional(log_f, weights)   # (n, K)
+    b[~np.isfinite(b)] = -np.inf         # classes with P(k) = 0 or p(x|k) = 0 do not count
+    bm = b.max(axis=1)
+    bm = np.where(np.isfinite(bm), bm, 0.0)
+    prod = np.exp(b - bm[:, None]) @ weights.T                        # (n, M)
+    with np.errstate(divide="ignore"):
+        score = np.log(prod) + bm[:, None] + log_f
+    live = weights.sum(axis=1) > 0
+    rows = np.flatnonzero(((prod < 1e-280) & live[None, :]).any(axis=1))
+    if len(rows):
+        joint = log_f[rows][:, :, None] + log_w[None]   # (r, M, K): log pi_jk f_j(x)
+        with np.errstate(invalid="ignore"):
+            log_post = joint - logsumexp(joint, axis=1, keepdims=True)  # log P(j|x,k)
+            score[rows] = logsumexp(log_post + log_prior[None, None, :], axis=2)
     return np.argmax(np.nan_to_num(score, nan=-np.inf), axis=1)
 
 

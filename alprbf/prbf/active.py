@@ -144,6 +144,9 @@ class StepResult:
         Eq 17 of the split network that was not kept (nan if there was none).
     em_iter : int
         EM iterations spent in this step.
+    split_estep : EStep
+        E-step of ``split`` on the step's data (its ``log_prob`` gives the posteriors of every
+        row without another Gaussian evaluation).
     """
 
     network: PRBFParams
@@ -154,6 +157,7 @@ class StepResult:
     joint_loglik: float
     rejected_loglik: float
     em_iter: int
+    split_estep: EStep
 
 
 def initial_network(X: np.ndarray, y: np.ndarray, n_classes: int,
@@ -225,10 +229,10 @@ def propose_from_all_rows(data: PRBFData, estep: EStep, params: PRBFParams,
 
 
 def _split(data: PRBFData, params: PRBFParams, est: EStep, opts: StepOptions
-           ) -> tuple[PRBFParams, float]:
+           ) -> tuple[PRBFParams, EStep]:
     split = split_params(data, params, est, reg_covar=opts.reg_covar,
                          min_mass=opts.split_min_mass).params
-    return split, e_step(data, split).loglik
+    return split, e_step(data, split)
 
 
 def active_step(X: np.ndarray, y: np.ndarray, network: PRBFParams, opts: StepOptions,
@@ -275,13 +279,16 @@ def active_step(X: np.ndarray, y: np.ndarray, network: PRBFParams, opts: StepOpt
     if grown is not None:
         res = run_em(data, grown, **em)
         grown, est_grown, em_iter = res.params, res.estep, em_iter + res.n_iter
-        split_grown, ll_grown = _split(data, grown, est_grown, opts)
+        split_grown, sest_grown = _split(data, grown, est_grown, opts)
         if opts.selection == "always_add":
-            return StepResult(grown, est_grown, split_grown, True, True, ll_grown, np.nan,
-                              em_iter)
-    split_cur, ll_cur = _split(data, current, est_cur, opts)
+            return StepResult(grown, est_grown, split_grown, True, True, sest_grown.loglik,
+                              np.nan, em_iter, sest_grown)
+    split_cur, sest_cur = _split(data, current, est_cur, opts)
     if grown is None:
-        return StepResult(current, est_cur, split_cur, False, False, ll_cur, np.nan, em_iter)
-    if ll_grown > ll_cur:
-        return StepResult(grown, est_grown, split_grown, True, True, ll_grown, ll_cur, em_iter)
-    return StepResult(current, est_cur, split_cur, False, True, ll_cur, ll_grown, em_iter)
+        return StepResult(current, est_cur, split_cur, False, False, sest_cur.loglik, np.nan,
+                          em_iter, sest_cur)
+    if sest_grown.loglik > sest_cur.loglik:
+        return StepResult(grown, est_grown, split_grown, True, True, sest_grown.loglik,
+                          sest_cur.loglik, em_iter, sest_grown)
+    return StepResult(current, est_cur, split_cur, False, True, sest_cur.loglik,
+                      sest_grown.loglik, em_iter, sest_cur)

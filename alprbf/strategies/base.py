@@ -36,10 +36,11 @@ class QueryStrategy:
     def query(self, X: np.ndarray, y: np.ndarray, model: Learner, batch_size: int,
               rng: np.random.Generator) -> np.ndarray:
         pool = np.flatnonzero(~labeled_mask(y))
-        scores = self.score(X[pool], model)
+        scores = self.score(X, pool, model)
         return select_top(scores, pool, batch_size, rng)
 
-    def score(self, X_pool: np.ndarray, model: Learner) -> np.ndarray:
+    def score(self, X: np.ndarray, pool: np.ndarray, model: Learner) -> np.ndarray:
+        """Scores (higher = query first) of the rows ``X[pool]``, shape (len(pool),)."""
         raise NotImplementedError
 
 

@@ -13,8 +13,8 @@ from .base import STRATEGIES, QueryStrategy
 class RandomSampling(QueryStrategy):
     """Uniformly random pool rows (passive learning baseline)."""
 
-    def score(self, X_pool, model):
-        return np.zeros(len(X_pool))  # all tied: select_top draws uniformly
+    def score(self, X, pool, model):
+        return np.zeros(len(pool))  # all tied: select_top draws uniformly
 
 
 UNCERTAINTY_MEASURES = {
@@ -40,13 +40,13 @@ class UncertaintySampling(QueryStrategy):
                             + ", ".join(UNCERTAINTY_MEASURES))
         self.measure = measure
 
-    def score(self, X_pool, model):
-        return UNCERTAINTY_MEASURES[self.measure](model.predict_proba(X_pool))
+    def score(self, X, pool, model):
+        return UNCERTAINTY_MEASURES[self.measure](model.predict_proba_rows(X, pool))
 
 
 @STRATEGIES.register("posterior_ratio")
 class PosteriorRatio(QueryStrategy):
     """Smallest ratio of the two largest class posteriors (seed 000, eqs 38-39), in log space."""
 
-    def score(self, X_pool, model):
-        return -scores.log_posterior_ratio(model.predict_log_proba(X_pool))
+    def score(self, X, pool, model):
+        return -scores.log_posterior_ratio(model.predict_log_proba_rows(X, pool))
