@@ -50,6 +50,7 @@ from scipy.special import logsumexp
 from ._em import (
     EMResult,
     e_step,
+    exp_flushed,
     label_codes,
     log_class_conditional,
     prepare_data,
@@ -127,7 +128,7 @@ def component_partition(log_f: np.ndarray, weights: np.ndarray, class_priors: np
     b[~np.isfinite(b)] = -np.inf         # classes with P(k) = 0 or p(x|k) = 0 do not count
     bm = b.max(axis=1)
     bm = np.where(np.isfinite(bm), bm, 0.0)
-    prod = np.exp(b - bm[:, None]) @ weights.T                        # (n, M)
+    prod = exp_flushed(b - bm[:, None]) @ weights.T                   # (n, M)
     with np.errstate(divide="ignore"):
         score = np.log(prod) + bm[:, None] + log_f
     live = weights.sum(axis=1) > 0
