@@ -49,6 +49,9 @@ def run(
     scale: Annotated[str, typer.Option(help="smoke or full (or a scale the config defines).")]
     = "full",
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    only: Annotated[list[str] | None, typer.Option(
+        help="Run only tasks whose id matches this pattern ('*__f0', 'pendigits__*'); "
+             "repeatable.")] = None,
 ) -> None:
     """Run (or resume) an experiment and write one Parquet file per task."""
     from .config import load_config
@@ -58,7 +61,7 @@ def run(
     cfg = load_config(config, scale=scale)
     try:
         summary = run_experiment(cfg, out, jobs=jobs, backend=backend, scheduler=scheduler,
-                                 force=force, progress=not quiet)
+                                 force=force, progress=not quiet, only=only)
     except KeyboardInterrupt:
         typer.echo("interrupted: finished tasks are saved; run the same command again to resume",
                    err=True)

@@ -12,6 +12,7 @@ most the tasks in flight; running again into the same directory skips finished t
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import platform
@@ -19,7 +20,7 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from importlib import metadata
 from pathlib import Path
@@ -226,9 +227,21 @@ def fan_out(todo: list[Task], datasets: dict[str, Dataset], protocol, jobs: int,
             cluster.close()
 
 
+def select_tasks(tasks: list[Task], only: Sequence[str] | None) -> list[Task]:
+    """The tasks whose id matches one of the ``fnmatch`` patterns ``only`` (all if None)."""
+    if not only:
+        return tasks
+    chosen = [t for t in tasks if any(fnmatch.fnmatchcase(t.task_id, p) for p in only)]
+    if not chosen:
+        examples = ", ".join(t.task_id for t in tasks[:3])
+        raise UserError(f"--only {' '.join(only)} matches none of the {len(tasks)} task ids "
+                        f"(e.g. {examples}); patterns use * and ?, e.g. '*__f0'")
+    return chosen
+
+
 def run_experiment(cfg: Config, out: str | Path | None = None, *, jobs: int = 1,
                    backend: str = "loky", scheduler: str | None = None, force: bool = False,
-                   progress: bool = True) -> RunSummary:
+                   progress: bool = True, only: Sequence[str] | None = None) -> RunSummary:
     """Run (or resume) an experiment and write its results.
 
     Parameters
@@ -243,7 +256,11 @@ def run_experiment(cfg: Config, out: str | Path | None = None, *, jobs: int = 1,
     scheduler : str, optional
         Address of a running dask scheduler; without it the dask backend starts a LocalCluster.
     force : bool
-        Delete existing task files and run everything again.
+        Delete existing task files and run everything again (only the selected tasks with
+        ``only``).
+    only : sequence of str, optional
+        Shell-style patterns (``fnmatch``) on task ids, e.g. ``"*__f0"`` or ``"pendigits__*"``:
+        run just the matching tasks (a later run without ``only`` fills in the rest).
     """
     if backend not in BACKENDS:
         raise UserError(f"unknown backend '{backend}'; valid backends: {', '.join(BACKENDS)}")
@@ -258,15 +275,16 @@ def run_experiment(cfg: Config, out: str | Path | None = None, *, jobs: int = 1,
             raise UserError(f"{out} holds results of a different config (digest {prev} != "
                             f"{cfg.digest()}); use --force to overwrite or --out for a new "
                             "directory")
+    all_tasks = plan(cfg)
+    tasks = select_tasks(all_tasks, only)
     if force and tasks_dir.exists():
-        for f in tasks_dir.glob("*.parquet"):
-            f.unlink()
+        for t in tasks:
+            (tasks_dir / f"{t.task_id}.parquet").unlink(missing_ok=True)
     tasks_dir.mkdir(parents=True, exist_ok=True)
 
     datasets = load_datasets(cfg)
     validate(cfg, datasets)
-    tasks = plan(cfg)
-    write_metadata(cfg, out, datasets, tasks)
+    write_metadata(cfg, out, datasets, all_tasks)
     todo = [t for t in tasks if not (tasks_dir / f"{t.task_id}.parquet").exists()]
     skipped = len(tasks) - len(todo)
 

@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 from alprbf.config import load_config
+from alprbf.errors import UserError
 from alprbf.runner import read_results, run_experiment
 from alprbf.schema import COLUMNS, KEY_COLUMNS, TIMING_COLUMNS
 
@@ -131,3 +132,19 @@ def test_seeds_do_not_depend_on_process(tmp_path):
     outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                            env={**os.environ, "PYTHONHASHSEED": str(h)}).stdout for h in (1, 2)}
     assert len(outs) == 1 and outs.pop().strip().isdigit()
+
+
+def test_only_runs_the_matching_tasks_and_a_full_run_fills_in_the_rest(tiny_config, tmp_path):
+    cfg = load_config(tiny_config)
+    part = run_experiment(cfg, tmp_path / "r", progress=False, only=["*__f0"])
+    names = sorted(p.stem for p in (tmp_path / "r" / "tasks").glob("*.parquet"))
+    assert part.n_tasks == part.n_done == len(names) == 4
+    assert all(n.endswith("__f0") for n in names)
+    rest = run_experiment(cfg, tmp_path / "r", progress=False)
+    assert rest.n_skipped == 4 and rest.n_done == 4
+    full = run_experiment(cfg, tmp_path / "full", progress=False)
+    pd.testing.assert_frame_equal(_comparable(read_results(tmp_path / "r")),
+                                  _comparable(read_results(tmp_path / "full")))
+    with pytest.raises(UserError, match="matches none of the 8 task ids"):
+        run_experiment(cfg, tmp_path / "r", progress=False, only=["nothing*"])
+    assert full.n_done == 8
