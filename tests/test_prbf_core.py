@@ -365,3 +365,22 @@ def test_invalid_parameters_raise_user_error():
         PRBF(covariance_type="tied").fit(X, y)
     with pytest.raises(ValueError, match="n_components"):
         PRBF(n_components=0).fit(X, y)
+
+
+@pytest.mark.parametrize("ct", CTS)
+def test_many_collapsed_components_match_scipy(ct):
+    """The per-component fallback for many collapsed components at once."""
+    import alprbf.prbf._gaussian as g
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(50, 3)) * 4.0
+    means = X[:7] + 1e-4 * rng.normal(size=(7, 3))
+    var = 10.0 ** rng.uniform(-11, -9, size=(7, 3))
+    covs = {"full": np.stack([np.diag(v) for v in var]), "diag": var,
+            "spherical": var.mean(axis=1)}[ct]
+    prec = compute_precision_cholesky(covs, ct)
+    f = GaussianFeatures(X, ct)
+    assert g._ill_conditioned(f, means - f.center, prec, ct).all()
+    got = estimate_log_gaussian_prob(None, means, prec, ct, features=f)
+    ref = log_gauss(X, means, full_cov(covs, ct, 3))
+    np.testing.assert_allclose(got, ref, rtol=1e-10)

@@ -221,11 +221,12 @@ def batched_precision_cholesky(covariances: np.ndarray, covariance_type: str) ->
     return np.triu(U)
 
 
-def _mixed_log_density(log_p_old: np.ndarray, log_f_new: np.ndarray, alpha_rows: np.ndarray
-                       ) -> tuple[np.ndarray, np.ndarray]:
-    """``log((1-a) p_old + a f_new)`` and ``log a f_new`` per row and candidate, shapes (n, C)."""
-    log_a = safe_log(alpha_rows)
-    log_1ma = safe_log(1.0 - alpha_rows)
+def _mixed_log_density(log_p_old: np.ndarray, log_f_new: np.ndarray, alphas: np.ndarray,
+                       y_codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``log((1-a) p_old + a f_new)`` and ``log a f_new`` per row and candidate, shapes (n, C),
+    with ``a = alphas[c, y_i]`` (the logs are taken on the (C, K) table, then indexed)."""
+    log_a = safe_log(alphas).T[y_codes]
+    log_1ma = safe_log(1.0 - alphas).T[y_codes]
     new = log_a + log_f_new
     return np.logaddexp(log_1ma + log_p_old[:, None], new), new
 
@@ -296,8 +297,7 @@ def partial_em(X: np.ndarray, y_codes: np.ndarray, log_p_old: np.ndarray, cand: 
     it = 0
     while True:
         log_f = estimate_log_gaussian_prob(None, means, prec, covariance_type, features=f)
-        a_rows = alphas.T[y_codes]  # (n, C): alpha of each row's class
-        log_mix, log_new = _mixed_log_density(log_p_old, log_f, a_rows)
+        log_mix, log_new = _mixed_log_density(log_p_old, log_f, alphas, y_codes)
         ll = log_mix.sum(axis=0)
         history.append(ll)
         if it >= max_iter or (it > 0 and np.max(np.abs(history[-1] - history[-2])) / n < tol):
@@ -332,8 +332,8 @@ def class_loglik_change(y_codes: np.ndarray, log_p_old: np.ndarray, log_f_new: n
         ``dL_k`` per candidate and class; 0 for classes without rows.
     """
     K = alphas.shape[1]
-    a_rows = alphas.T[y_codes]
-    term = np.logaddexp(safe_log(1.0 - a_rows), safe_log(a_rows) + log_f_new - log_p_old[:, None])
+    term = np.logaddexp(safe_log(1.0 - alphas).T[y_codes],
+                        safe_log(alphas).T[y_codes] + log_f_new - log_p_old[:, None])
     counts = np.bincount(y_codes, minlength=K).astype(float)
     onehot = np.zeros((y_codes.size, K))
     onehot[np.arange(y_codes.size), y_codes] = 1.0
