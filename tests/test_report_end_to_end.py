@@ -204,3 +204,13 @@ def test_baseline_missing_on_a_dataset_and_coarser_grid(tmp_path):
     md = (exp / "report" / "aulc.md").read_text()
     assert "| d2 | n/a | n/a |" in md and "n/a on d2: the baseline has no results there" in md
     _no_silent_nan(paths)
+
+
+def test_cells_with_missing_folds_are_named(experiment):
+    # a run stopped early (or started with --only) leaves a cell with fewer folds than planned
+    victim = next((experiment / "tasks").glob("beta-nb-uncertainty-r0-f1*"))
+    victim.unlink()
+    build_report(experiment)
+    text = (experiment / "report" / "report.md").read_text()
+    assert "Incomplete cells" in text and "beta / nb / uncertainty 1/2" in text
+    assert "alpha" not in text.split("Incomplete cells")[1].split("\n")[0]

@@ -168,6 +168,18 @@ def _choose_baseline(baseline: str | None, labels: pd.DataFrame) -> tuple[str | 
                   "of: " + ", ".join(f"`{x}`" for x in labels["label"]) + ".")
 
 
+def _incomplete_cells(exp: Experiment, df: pd.DataFrame) -> list[str]:
+    """``dataset / method n/planned`` for grid cells with fewer tasks than folds x repetitions
+    (a run stopped early, or started with ``--only``)."""
+    proto = (exp.meta.get("config") or {}).get("protocol") or {}
+    try:
+        planned = int(proto["folds"]) * int(proto.get("repetitions", 1))
+    except (KeyError, TypeError, ValueError):
+        return []
+    found = df.groupby(["dataset", "method"])["task_id"].nunique()
+    return [f"{d} / {m} {n}/{planned}" for (d, m), n in found.items() if n < planned]
+
+
 def _experiment_report(exp: Experiment, rows: pd.DataFrame, out: Path, baseline: str | None,
                        formats, alpha, q_alpha, rp_measure, ref, window) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
@@ -177,6 +189,10 @@ def _experiment_report(exp: Experiment, rows: pd.DataFrame, out: Path, baseline:
     made: list[tables.Table] = []
     figures: list[tuple[str, list[Path]]] = []
     ours = []  # long frame of our measures for the reference comparison
+    incomplete = _incomplete_cells(exp, df)
+    if incomplete:
+        notes.append("Incomplete cells (tasks found / planned; their means and stds use the "
+                     "tasks found): " + ", ".join(incomplete) + ".")
 
     # ---- learning curves and error at budget
     err_curves = metrics.curve_stats(df, "test_error")
