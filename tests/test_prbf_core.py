@@ -384,3 +384,54 @@ def test_many_collapsed_components_match_scipy(ct):
     got = estimate_log_gaussian_prob(None, means, prec, ct, features=f)
     ref = log_gauss(X, means, full_cov(covs, ct, 3))
     np.testing.assert_allclose(got, ref, rtol=1e-10)
+
+
+@pytest.mark.parametrize("ct", CTS)
+def test_far_outlier_rows_are_recomputed_and_every_row_stays_accurate(ct):
+    """A few rows 1000 sd away flag the components globally; the fallback recomputes only the
+    rows beyond each component's accuracy radius, and every row must still match scipy."""
+    import alprbf.prbf._gaussian as g
+
+    rng = np.random.default_rng(5)
+    X = np.vstack([rng.normal(size=(200, 5)), 1000.0 * rng.normal(size=(3, 5))])
+    means = rng.normal(size=(4, 5))
+    var = np.full((4, 5), 1e-4) * rng.uniform(1, 2, size=(4, 5))
+    covs = {"full": np.stack([np.diag(v) for v in var]), "diag": var,
+            "spherical": var.mean(axis=1)}[ct]
+    prec = compute_precision_cholesky(covs, ct)
+    f = GaussianFeatures(X, ct)
+    muc = means - f.center
+    assert g._ill_conditioned(f, muc, prec, ct).all()
+    limit = g._row_radius_limit(muc, prec, ct)
+    assert np.all(np.sum(f.row_norms[None, :] > limit[:, None], axis=1) == 3)  # the outliers
+    got = estimate_log_gaussian_prob(None, means, prec, ct, features=f)
+    ref = log_gauss(X, means, full_cov(covs, ct, 5))
+    np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-7)
+
+
+@pytest.mark.parametrize("ct", CTS)
+def test_m_step_moments_stay_accurate_with_far_rows(ct):
+    """Far rows no longer flag every component in the M-step; the moments must still match
+    the direct (per-component centred) formulas, whether a component owns a far row or not."""
+    from alprbf.prbf._gaussian import gaussian_parameters_and_precisions
+
+    rng = np.random.default_rng(9)
+    X = np.vstack([rng.normal(size=(300, 4)), 300.0 * rng.normal(size=(2, 4))])
+    tight = np.array([1.0, 2.0, -1.0, 0.5]) + 1e-3 * rng.normal(size=(30, 4))
+    X = np.vstack([X, tight])
+    n = len(X)
+    resp = np.zeros((n, 3))
+    resp[:300, 0] = 1.0                      # the bulk
+    resp[300:302, 1] = 1.0                   # the far rows (plus some bulk)
+    resp[:20, 1] = 1.0
+    resp[302:, 2] = 1.0                      # a tight cluster: sd 1e-3
+    f = GaussianFeatures(X, ct)
+    nk, means, covs, _ = gaussian_parameters_and_precisions(f, resp, 1e-9)
+    for j in range(3):
+        r = resp[:, j]
+        mu = r @ X / r.sum()
+        diff = X - mu
+        want = (r * diff.T) @ diff / r.sum() + 1e-9 * np.eye(4)
+        want = {"full": want, "diag": np.diag(want), "spherical": np.diag(want).mean()}[ct]
+        np.testing.assert_allclose(means[j], mu, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(covs[j], want, rtol=1e-8)

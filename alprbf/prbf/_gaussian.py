@@ -96,7 +96,8 @@ class GaussianFeatures:
         n, d = X.shape
         self.center = X.mean(axis=0) if n else np.zeros(d)
         self.Xc = X - self.center
-        self.radius = float(np.sqrt(np.max(np.einsum("ia,ia->i", self.Xc, self.Xc)))) if n else 0.0
+        self.row_norms = np.sqrt(np.einsum("ia,ia->i", self.Xc, self.Xc))
+        self.radius = float(self.row_norms.max()) if n else 0.0
         self.iu = np.triu_indices(d)
         self.n_quad = {"full": len(self.iu[0]), "diag": d, "spherical": 1}[covariance_type]
         width = self.n_quad + d + 1
@@ -282,9 +283,14 @@ def estimate_log_gaussian_prob(X: np.ndarray | None, means: np.ndarray,
         outT = np.empty((M, n))
         for rows, ZTb in f.blocks():
             np.matmul(BT, ZTb, out=outT[:, rows])
-    for j in np.flatnonzero(_ill_conditioned(f, muc, pc, covariance_type)):
-        quad = _direct_quad(f.Xc - muc[j], pc[j], covariance_type)
-        outT[j] = -0.5 * (d * _LOG_2PI + quad) + log_det[j]
+    bad = np.flatnonzero(_ill_conditioned(f, muc, pc, covariance_type))
+    if len(bad):
+        # the same bound row by row: only rows far from the centre lose accuracy
+        limit = _row_radius_limit(muc[bad], pc[bad], covariance_type)
+        for j, lim in zip(bad, limit, strict=True):
+            rows = np.flatnonzero(f.row_norms > lim)
+            quad = _direct_quad(f.Xc[rows] - muc[j], pc[j], covariance_type)
+            outT[j, rows] = -0.5 * (d * _LOG_2PI + quad) + log_det[j]
     return outT.T
 
 
@@ -302,16 +308,28 @@ def _trace_precision(pc: np.ndarray, covariance_type: str, d: int) -> np.ndarray
 
 
 def _ill_conditioned(f: GaussianFeatures, muc: np.ndarray, pc: np.ndarray,
-                     covariance_type: str) -> np.ndarray:
+                     covariance_type: str, radius: float | np.ndarray | None = None
+                     ) -> np.ndarray:
     """Components for which ``eps * (radius + |muc|)^2 * tr(P) > ROUNDOFF_TOL``, shape (M,).
 
     The expanded quadratic forms (and second moments) lose about ``eps * |x|^2 * lambda_max(P)``
     in absolute terms; ``tr(P)`` bounds ``lambda_max(P)``.  Only (nearly) collapsed components
-    qualify, e.g. variances near ``reg_covar`` = 1e-6 on standardised data.
+    qualify, e.g. variances near ``reg_covar`` = 1e-6 on standardised data.  ``radius``
+    (scalar or per component) defaults to the largest row norm ``|x - center|``.
     """
-    r2 = (f.radius + np.sqrt(np.einsum("ja,ja->j", muc, muc))) ** 2
+    radius = f.radius if radius is None else radius
+    r2 = (radius + np.sqrt(np.einsum("ja,ja->j", muc, muc))) ** 2
     trp = _trace_precision(pc, covariance_type, muc.shape[1])
     return np.finfo(np.float64).eps * r2 * trp > ROUNDOFF_TOL
+
+
+def _row_radius_limit(muc: np.ndarray, pc: np.ndarray, covariance_type: str) -> np.ndarray:
+    """Per component, the row norm ``|x - center|`` up to which the expanded form is accurate:
+    rows with ``eps * (|x - center| + |muc|)^2 * tr(P) <= ROUNDOFF_TOL`` (the bound of
+    :func:`_ill_conditioned` for one row) need no recomputation.  Shape (M,)."""
+    trp = _trace_precision(pc, covariance_type, muc.shape[1])
+    reach = np.sqrt(ROUNDOFF_TOL / (np.finfo(np.float64).eps * trp))
+    return reach - np.sqrt(np.einsum("ja,ja->j", muc, muc))
 
 
 def _direct_quad(diff: np.ndarray, pc_j: np.ndarray, covariance_type: str) -> np.ndarray:
@@ -344,7 +362,10 @@ def gaussian_parameters_and_precisions(features: GaussianFeatures, resp: np.ndar
     Components whose covariance is so small relative to the data's extent that the expanded
     second moments could lose more than ``ROUNDOFF_TOL`` relative accuracy are recomputed with
     per-component centring (sklearn's formula, ``n d^2`` work each; only nearly collapsed
-    components qualify).
+    components qualify).  The extent of component ``j`` is the root of the
+    responsibility-weighted mean of ``|x - center|^2`` -- the scale of the terms its weighted
+    sums add up -- rather than the largest row norm, which a few far rows would make large for
+    every component (on optical digits that flagged nearly all of them).
 
     Parameters
     ----------
@@ -360,7 +381,8 @@ def gaussian_parameters_and_precisions(features: GaussianFeatures, resp: np.ndar
     nk, means, covs = estimate_gaussian_parameters(None, resp, reg_covar, ct, features=features)
     prec = compute_precision_cholesky(covs, ct)
     muc = means - features.center
-    bad = np.flatnonzero(_ill_conditioned(features, muc, prec, ct))
+    extent = np.sqrt((features.row_norms ** 2 @ resp) / np.maximum(nk, 1e-300))
+    bad = np.flatnonzero(_ill_conditioned(features, muc, prec, ct, radius=extent))
     if len(bad):
         for j in bad:
             covs[j] = _direct_covariance(features.Xc - muc[j], resp[:, j], nk[j], reg_covar, ct)
