@@ -45,16 +45,16 @@ def measure(cfg, datasets, labels, n_queries):
              and t.dataset.label in labels]
     for t in tasks:
         ds = datasets[t.dataset.label]
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         with threadpool_limits(limits=1):
             df = run_task(t, ds, proto)
-        wall = time.perf_counter() - t0
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
         df = df.sort_values("iteration")
         per = (df["fit_seconds"] + df["query_seconds"]).to_numpy()[1:]   # one entry per query
         # evaluation (predict on test + train) is part of the wall time but not of per:
         overhead = max(wall - float((df["fit_seconds"] + df["query_seconds"]).sum()), 0.0)
         out.append(dict(dataset=t.dataset.label, method=f"{t.model.label} / {t.strategy.label}",
-                        n_queries=n_queries, wall=wall, per_query=per,
+                        n_queries=n_queries, wall=wall, cpu=cpu, per_query=per,
                         eval_per_iter=overhead / (n_queries + 1),
                         first_fit=float(df["fit_seconds"].iloc[0]),
                         final_error=float(df["test_error"].iloc[-1]),
@@ -94,8 +94,8 @@ def main(argv=None):
     datasets = load_datasets(cfg)
     budget = cfg.protocol.budget
     recs = measure(cfg, datasets, labels, args.queries)
-    print(f"{'dataset':14s} {'method':40s} {'s/query':>8s} {'last10':>8s} {'fold(s)':>9s} "
-          f"{'err':>6s} size")
+    print(f"{'dataset':14s} {'method':40s} {'s/query':>8s} {'last10':>8s} {'cpu/q':>7s} "
+          f"{'fold(s)':>9s} {'err':>6s} size")
     total = longest = 0.0
     for r in recs:
         fold, a, b = extrapolate(r, budget)
@@ -104,9 +104,12 @@ def main(argv=None):
         longest = max(longest, fold)
         per = r["per_query"] + r["eval_per_iter"]
         print(f"{r['dataset']:14s} {r['method']:40s} {np.mean(per):8.3f} "
-              f"{np.mean(per[-10:]):8.3f} {fold:9.0f} {r['final_error']:6.3f} "
+              f"{np.mean(per[-10:]):8.3f} {r['cpu'] / r['n_queries']:7.3f} {fold:9.0f} "
+              f"{r['final_error']:6.3f} "
               f"{r['final_size']}  (trend {a:.3f} + {b:.4f} * query)")
     print(f"\nmeasured {args.queries} queries per task; folds extrapolated to {budget} queries")
+    print("s/query: wall seconds (fit + query + evaluation); cpu/q: this process's CPU seconds "
+          "per query (one BLAS thread), which other load on the machine does not inflate")
     print(f"task-seconds for the measured datasets/methods x {cfg.protocol.folds} folds: "
           f"{total:.0f} s = {total / 3600:.2f} h")
     for w in (int(x) for x in args.workers.split(",")):
