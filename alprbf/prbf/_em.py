@@ -302,8 +302,10 @@ def e_step(data: PRBFData, params: PRBFParams, log_prob: np.ndarray | None = Non
     table = np.empty((M, K + 1))
     table[:, :K] = safe_log(params.weights)
     table[:, K] = safe_log(w)
-    wT = np.take(table, data.codes_ext, axis=1)             # (M, n)
-    wT += lpT
+    wT = lpT + table[:, K:]                                 # (M, n): every row as unlabeled
+    lab = data.labeled
+    if len(lab):                                            # then the labeled columns
+        wT[:, lab] = lpT[:, lab] + table[:, data.codes_ext[lab]]
     log_norm, respT = _normalize_log_cols(wT)
 
     # counts[j, k] = sum_x p(j, k|x): labeled rows directly, unlabeled ones as c_jk * g_j with

@@ -30,12 +30,14 @@ def n_tree_subsets(depth: int) -> int:
 def principal_direction(X: np.ndarray) -> np.ndarray:
     """Unit leading principal direction of the rows of ``X`` (shape (n, d) -> (d,)).
 
-    Computed from the SVD of the centred data (no covariance matrix is formed).  The sign is
-    fixed so that the largest-magnitude entry is positive, which makes the split deterministic.
+    Computed as the leading eigenvector of the scatter matrix ``Xc^T Xc`` (d x d; ``eigh`` is
+    ~5x cheaper than an SVD of the n x d data for the many small nodes, and the leading
+    direction's accuracy depends on the eigen-gap in both).  The sign is fixed so that the
+    largest-magnitude entry is positive, which makes the split deterministic.
     """
     Xc = X - X.mean(axis=0)
-    _, _, vt = np.linalg.svd(Xc, full_matrices=False)
-    v = vt[0]
+    _, vecs = np.linalg.eigh(Xc.T @ Xc)
+    v = vecs[:, -1]
     i = int(np.argmax(np.abs(v)))
     return v if v[i] >= 0 else -v
 
