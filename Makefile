@@ -2,12 +2,14 @@
 #   make demo            fresh venv + install + run configs/quickstart.yaml + report
 #   make test            fresh venv + test extras + the test suite
 #   make table-000 SCALE=smoke|full   (likewise table-001, table-002)
+#   make table-000 ONLY='*__f0'       run only the matching tasks (shell pattern on task ids)
 
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 JOBS   ?= 2
 SCALE  ?= full
+ONLY   ?=
 # Default the data mirror to ../shared/datasets only where it exists (a fresh clone elsewhere
 # runs the mirror tests as skipped, not failed).
 ifeq ($(origin ALPRBF_DATA_MIRROR),undefined)
@@ -48,7 +50,7 @@ define TABLE
 table-$(1): install  ## run and report the tables of seed $(1) (SCALE=smoke|full)
 	@for cfg in configs/table_$(1)*.yaml; do \
 	  echo "== $$$$cfg ($(SCALE))"; \
-	  $(BIN)/alprbf run $$$$cfg --scale $(SCALE) --jobs $(JOBS) --quiet \
+	  $(BIN)/alprbf run $$$$cfg --scale $(SCALE) --jobs $(JOBS) --quiet $(if $(ONLY),--only '$(ONLY)') \
 	    --out results/table-$(1)-$(SCALE)/$$$$(basename $$$$cfg .yaml) || exit $$$$?; \
 	done
 	$(BIN)/alprbf report results/table-$(1)-$(SCALE) $(REPORT_ARGS_$(1))
