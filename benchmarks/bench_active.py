@@ -94,8 +94,8 @@ def main(argv=None):
     datasets = load_datasets(cfg)
     budget = cfg.protocol.budget
     recs = measure(cfg, datasets, labels, args.queries)
-    print(f"{'dataset':14s} {'method':40s} {'s/query':>8s} {'last10':>8s} {'cpu/q':>7s} "
-          f"{'fold(s)':>9s} {'err':>6s} size")
+    print(f"{'dataset':14s} {'method':40s} {'fit+q':>7s} {'s/query':>8s} {'last10':>8s} "
+          f"{'cpu/q':>7s} {'fold(s)':>9s} {'err':>6s} size")
     total = longest = 0.0
     for r in recs:
         fold, a, b = extrapolate(r, budget)
@@ -103,13 +103,15 @@ def main(argv=None):
         total += fold * cfg.protocol.folds * cfg.protocol.repetitions
         longest = max(longest, fold)
         per = r["per_query"] + r["eval_per_iter"]
-        print(f"{r['dataset']:14s} {r['method']:40s} {np.mean(per):8.3f} "
+        print(f"{r['dataset']:14s} {r['method']:40s} {np.mean(r['per_query']):7.3f} "
+              f"{np.mean(per):8.3f} "
               f"{np.mean(per[-10:]):8.3f} {r['cpu'] / r['n_queries']:7.3f} {fold:9.0f} "
               f"{r['final_error']:6.3f} "
               f"{r['final_size']}  (trend {a:.3f} + {b:.4f} * query)")
     print(f"\nmeasured {args.queries} queries per task; folds extrapolated to {budget} queries")
-    print("s/query: wall seconds (fit + query + evaluation); cpu/q: this process's CPU seconds "
-          "per query (one BLAS thread), which other load on the machine does not inflate")
+    print("fit+q: wall seconds of fit + query selection per query; s/query: plus the evaluation "
+          "(test, train and labeled accuracy); cpu/q: this process's CPU seconds per query "
+          "(one BLAS thread, evaluation included), which other load does not inflate")
     print(f"task-seconds for the measured datasets/methods x {cfg.protocol.folds} folds: "
           f"{total:.0f} s = {total / 3600:.2f} h")
     for w in (int(x) for x in args.workers.split(",")):
