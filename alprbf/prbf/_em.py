@@ -302,10 +302,14 @@ def e_step(data: PRBFData, params: PRBFParams, log_prob: np.ndarray | None = Non
     table = np.empty((M, K + 1))
     table[:, :K] = safe_log(params.weights)
     table[:, K] = safe_log(w)
-    wT = lpT + table[:, K:]                                 # (M, n): every row as unlabeled
     lab = data.labeled
-    if len(lab):                                            # then the labeled columns
-        wT[:, lab] = lpT[:, lab] + table[:, data.codes_ext[lab]]
+    if 4 * len(lab) < n:       # mostly unlabeled (active learning): broadcast, fix the labeled
+        wT = lpT + table[:, K:]
+        if len(lab):
+            wT[:, lab] = lpT[:, lab] + table[:, data.codes_ext[lab]]
+    else:                      # mostly labeled: one gather (the fancy-index fix would be slower)
+        wT = np.take(table, data.codes_ext, axis=1)         # (M, n)
+        wT += lpT
     log_norm, respT = _normalize_log_cols(wT)
 
     # counts[j, k] = sum_x p(j, k|x): labeled rows directly, unlabeled ones as c_jk * g_j with
