@@ -282,3 +282,20 @@ def test_posteriors_of_the_training_rows_reuse_the_step_and_equal_a_fresh_predic
         X2 = X + 0.5
         np.testing.assert_allclose(m.predict_log_proba(X2), predict_log_proba(X2, m.split_))
         yo[pool[0]] = y[pool[0]]
+
+
+def test_step_reusing_the_previous_gaussians_equals_a_fresh_step():
+    # after a query only the labels change, so the learner hands the previous E-step's
+    # log N_j(x) to the next step; the step must equal one that evaluates them again
+    X, y = _blobs(9, n_per=40)
+    yo = _partial(y, 15, np.random.default_rng(9))
+    m = MODELS["active_prbf"](n_classes=3, random_state=0).fit(X, yo)
+    m.fit(X, yo)
+    pool = np.flatnonzero(np.isnan(yo))
+    yo[pool[0]] = y[pool[0]]
+    codes = np.where(np.isnan(yo), -1, yo).astype(int)
+    opts = m._options()
+    a = active_step(X, codes, m.network_, opts, log_prob=m.estep_.log_prob)
+    b = active_step(X, codes, m.network_, opts)
+    assert a.joint_loglik == pytest.approx(b.joint_loglik, rel=1e-12)
+    np.testing.assert_allclose(a.split.means, b.split.means, rtol=1e-10, atol=1e-12)

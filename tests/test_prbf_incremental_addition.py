@@ -280,3 +280,4 @@ def test_partition_matches_exact_log_space_formula_under_underflow(scale):
         clear = (top2[:, 1] - top2[:, 0]) > 1e-9          # ignore numerical ties
         got = component_partition(log_f, W, prior)
         assert np.array_equal(got[clear], score.argmax(1)[clear])
+

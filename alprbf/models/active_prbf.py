@@ -176,7 +176,10 @@ class ActivePRBFLearner(Learner):
         codes = label_codes(y)
         if np.any(codes >= self.n_classes):
             raise ValueError(f"class codes must be < n_classes={self.n_classes}")
-        if not self._can_continue(X, codes):
+        log_prob = None
+        if self._can_continue(X, codes):
+            log_prob = self.estep_.log_prob      # the network's Gaussians on the same rows
+        else:
             self.network_ = initial_network(X, codes, self.n_classes, self.covariance_type,
                                             self.reg_covar)
             self.rng_ = np.random.default_rng(self.random_state)
@@ -186,7 +189,7 @@ class ActivePRBFLearner(Learner):
         self.y_codes_ = codes.copy()
         self.data_ = prepare_data(self.X_, codes, self.n_classes, self.covariance_type)
         step = active_step(self.X_, codes, self.network_, self._options(), self.rng_,
-                           data=self.data_)
+                           data=self.data_, log_prob=log_prob)
         self.network_, self.estep_, self.split_ = step.network, step.estep, step.split
         self._split_log_prob = step.split_estep.log_prob
         self._fitted_log_proba = None

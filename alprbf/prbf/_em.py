@@ -302,14 +302,8 @@ def e_step(data: PRBFData, params: PRBFParams, log_prob: np.ndarray | None = Non
     table = np.empty((M, K + 1))
     table[:, :K] = safe_log(params.weights)
     table[:, K] = safe_log(w)
-    lab = data.labeled
-    if 4 * len(lab) < n:       # mostly unlabeled (active learning): broadcast, fix the labeled
-        wT = lpT + table[:, K:]
-        if len(lab):
-            wT[:, lab] = lpT[:, lab] + table[:, data.codes_ext[lab]]
-    else:                      # mostly labeled: one gather (the fancy-index fix would be slower)
-        wT = np.take(table, data.codes_ext, axis=1)         # (M, n)
-        wT += lpT
+    wT = np.take(table, data.codes_ext, axis=1)             # (M, n)
+    wT += lpT
     log_norm, respT = _normalize_log_cols(wT)
 
     # counts[j, k] = sum_x p(j, k|x): labeled rows directly, unlabeled ones as c_jk * g_j with
@@ -614,18 +608,27 @@ def log_class_conditional(log_prob: np.ndarray, weights: np.ndarray) -> np.ndarr
     return out
 
 
-def predict_log_joint(X: np.ndarray, params: PRBFParams,
-                      features: GaussianFeatures | None = None) -> np.ndarray:
-    """``log p(k) + log p(x|k)`` (000 eq 15), shape (n, K)."""
-    log_prob = estimate_log_gaussian_prob(X, params.means, params.precisions_cholesky,
-                                          params.covariance_type, features=features)
+def _log_prob(X: np.ndarray, params: PRBFParams, features: GaussianFeatures | None
+              ) -> np.ndarray:
+    return estimate_log_gaussian_prob(X, params.means, params.precisions_cholesky,
+                                      params.covariance_type, features=features)
+
+
+def log_joint_from_log_prob(log_prob: np.ndarray, params: PRBFParams) -> np.ndarray:
+    """``log p(k) + log p(x|k)`` (n, K) from precomputed ``log N_j(x_i)`` (n, M) of ``params``."""
     return log_class_conditional(log_prob, params.weights) + safe_log(params.class_priors)
 
 
 def log_proba_from_log_prob(log_prob: np.ndarray, params: PRBFParams) -> np.ndarray:
     """Log class posteriors (n, K) from precomputed ``log N_j(x_i)`` (n, M) of ``params``."""
-    lj = log_class_conditional(log_prob, params.weights) + safe_log(params.class_priors)
+    lj = log_joint_from_log_prob(log_prob, params)
     return lj - logsumexp_rows(lj)[:, None]
+
+
+def predict_log_joint(X: np.ndarray, params: PRBFParams,
+                      features: GaussianFeatures | None = None) -> np.ndarray:
+    """``log p(k) + log p(x|k)`` (000 eq 15), shape (n, K)."""
+    return log_joint_from_log_prob(_log_prob(X, params, features), params)
 
 
 def predict_log_proba(X: np.ndarray, params: PRBFParams,
@@ -634,9 +637,7 @@ def predict_log_proba(X: np.ndarray, params: PRBFParams,
 
     Classes with prior 0 get ``-inf``; rows never contain ``nan``.
     """
-    log_prob = estimate_log_gaussian_prob(X, params.means, params.precisions_cholesky,
-                                          params.covariance_type, features=features)
-    return log_proba_from_log_prob(log_prob, params)
+    return log_proba_from_log_prob(_log_prob(X, params, features), params)
 
 
 def with_params(params: PRBFParams, **changes) -> PRBFParams:

@@ -283,14 +283,11 @@ def estimate_log_gaussian_prob(X: np.ndarray | None, means: np.ndarray,
         outT = np.empty((M, n))
         for rows, ZTb in f.blocks():
             np.matmul(BT, ZTb, out=outT[:, rows])
-    bad = np.flatnonzero(_ill_conditioned(f, muc, pc, covariance_type))
-    if len(bad):
-        # the same bound row by row: only rows far from the centre lose accuracy
-        limit = _row_radius_limit(muc[bad], pc[bad], covariance_type)
-        for j, lim in zip(bad, limit, strict=True):
-            rows = np.flatnonzero(f.row_norms > lim)
-            quad = _direct_quad(f.Xc[rows] - muc[j], pc[j], covariance_type)
-            outT[j, rows] = -0.5 * (d * _LOG_2PI + quad) + log_det[j]
+    limit = _accurate_radius(muc, pc, covariance_type)
+    for j in np.flatnonzero(f.radius > limit):   # only rows beyond the radius lose accuracy
+        rows = np.flatnonzero(f.row_norms > limit[j])
+        quad = _direct_quad(f.Xc[rows] - muc[j], pc[j], covariance_type)
+        outT[j, rows] = -0.5 * (d * _LOG_2PI + quad) + log_det[j]
     return outT.T
 
 
@@ -307,26 +304,16 @@ def _trace_precision(pc: np.ndarray, covariance_type: str, d: int) -> np.ndarray
     return d * pc * pc
 
 
-def _ill_conditioned(f: GaussianFeatures, muc: np.ndarray, pc: np.ndarray,
-                     covariance_type: str, radius: float | np.ndarray | None = None
-                     ) -> np.ndarray:
-    """Components for which ``eps * (radius + |muc|)^2 * tr(P) > ROUNDOFF_TOL``, shape (M,).
+def _accurate_radius(muc: np.ndarray, pc: np.ndarray, covariance_type: str) -> np.ndarray:
+    """Per component, the row norm ``|x - center|`` up to which the expanded forms are accurate,
+    shape (M,).
 
     The expanded quadratic forms (and second moments) lose about ``eps * |x|^2 * lambda_max(P)``
-    in absolute terms; ``tr(P)`` bounds ``lambda_max(P)``.  Only (nearly) collapsed components
-    qualify, e.g. variances near ``reg_covar`` = 1e-6 on standardised data.  ``radius``
-    (scalar or per component) defaults to the largest row norm ``|x - center|``.
+    in absolute terms; ``tr(P)`` bounds ``lambda_max(P)``.  A row (or a weighted sum of rows of
+    that extent) is accurate while ``eps * (|x - center| + |muc|)^2 * tr(P) <= ROUNDOFF_TOL``.
+    Only (nearly) collapsed components have a small radius, e.g. variances near ``reg_covar``
+    = 1e-6 on standardised data; the radius is negative when no row is accurate.
     """
-    radius = f.radius if radius is None else radius
-    r2 = (radius + np.sqrt(np.einsum("ja,ja->j", muc, muc))) ** 2
-    trp = _trace_precision(pc, covariance_type, muc.shape[1])
-    return np.finfo(np.float64).eps * r2 * trp > ROUNDOFF_TOL
-
-
-def _row_radius_limit(muc: np.ndarray, pc: np.ndarray, covariance_type: str) -> np.ndarray:
-    """Per component, the row norm ``|x - center|`` up to which the expanded form is accurate:
-    rows with ``eps * (|x - center| + |muc|)^2 * tr(P) <= ROUNDOFF_TOL`` (the bound of
-    :func:`_ill_conditioned` for one row) need no recomputation.  Shape (M,)."""
     trp = _trace_precision(pc, covariance_type, muc.shape[1])
     reach = np.sqrt(ROUNDOFF_TOL / (np.finfo(np.float64).eps * trp))
     return reach - np.sqrt(np.einsum("ja,ja->j", muc, muc))
@@ -382,7 +369,7 @@ def gaussian_parameters_and_precisions(features: GaussianFeatures, resp: np.ndar
     prec = compute_precision_cholesky(covs, ct)
     muc = means - features.center
     extent = np.sqrt((features.row_norms ** 2 @ resp) / np.maximum(nk, 1e-300))
-    bad = np.flatnonzero(_ill_conditioned(features, muc, prec, ct, radius=extent))
+    bad = np.flatnonzero(extent > _accurate_radius(muc, prec, ct))
     if len(bad):
         for j in bad:
             covs[j] = _direct_covariance(features.Xc - muc[j], resp[:, j], nk[j], reg_covar, ct)

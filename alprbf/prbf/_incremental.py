@@ -221,12 +221,24 @@ def batched_precision_cholesky(covariances: np.ndarray, covariance_type: str) ->
     return np.triu(U)
 
 
+def _log_alpha_rows(alphas: np.ndarray, y_codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``log a`` and ``log(1 - a)`` with ``a = alphas[c, y_i]``, shapes (n, C); the logs are
+    taken on the (C, K) table, then indexed by the row classes.
+
+    ``log(1 - a)`` rounds to 0 for ``a`` below machine epsilon, so a candidate whose weight in a
+    class is ~1e-160 (a nearly empty component's ``pi_jk / 2``) changes that class's likelihood
+    by exactly 0 or by a tiny positive amount, never by a tiny negative one; ``log1p(-a)`` would
+    keep the sign.  The acceptance rule counts any positive change as an increase, so the two
+    choose different candidates (see the closing note); the measured tables use this form.
+    """
+    return safe_log(alphas).T[y_codes], safe_log(1.0 - alphas).T[y_codes]
+
+
 def _mixed_log_density(log_p_old: np.ndarray, log_f_new: np.ndarray, alphas: np.ndarray,
                        y_codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``log((1-a) p_old + a f_new)`` and ``log a f_new`` per row and candidate, shapes (n, C),
-    with ``a = alphas[c, y_i]`` (the logs are taken on the (C, K) table, then indexed)."""
-    log_a = safe_log(alphas).T[y_codes]
-    log_1ma = safe_log(1.0 - alphas).T[y_codes]
+    with ``a = alphas[c, y_i]``."""
+    log_a, log_1ma = _log_alpha_rows(alphas, y_codes)
     new = log_a + log_f_new
     return np.logaddexp(log_1ma + log_p_old[:, None], new), new
 
@@ -332,8 +344,11 @@ def class_loglik_change(y_codes: np.ndarray, log_p_old: np.ndarray, log_f_new: n
         ``dL_k`` per candidate and class; 0 for classes without rows.
     """
     K = alphas.shape[1]
-    term = np.logaddexp(safe_log(1.0 - alphas).T[y_codes],
-                        safe_log(alphas).T[y_codes] + log_f_new - log_p_old[:, None])
+    # log((1 - a) + a f_new / p_old) with the ratio inside the log-sum (subtracting log p_old
+    # from the mixed density gives other roundings of the tiny changes that the ">= 2 classes"
+    # test counts, and changes which candidates are kept)
+    log_a, log_1ma = _log_alpha_rows(alphas, y_codes)
+    term = np.logaddexp(log_1ma, log_a + log_f_new - log_p_old[:, None])
     counts = np.bincount(y_codes, minlength=K).astype(float)
     onehot = np.zeros((y_codes.size, K))
     onehot[np.arange(y_codes.size), y_codes] = 1.0

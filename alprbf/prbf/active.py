@@ -236,8 +236,8 @@ def _split(data: PRBFData, params: PRBFParams, est: EStep, opts: StepOptions
 
 
 def active_step(X: np.ndarray, y: np.ndarray, network: PRBFParams, opts: StepOptions,
-                rng: np.random.Generator | None = None, data: PRBFData | None = None
-                ) -> StepResult:
+                rng: np.random.Generator | None = None, data: PRBFData | None = None,
+                log_prob: np.ndarray | None = None) -> StepResult:
     """One iteration of the active PRBF algorithm with ``S = 1`` (see the module docstring).
 
     Parameters
@@ -253,6 +253,9 @@ def active_step(X: np.ndarray, y: np.ndarray, network: PRBFParams, opts: StepOpt
         Passed to the node addition (which is deterministic at present).
     data : PRBFData, optional
         ``prepare_data(X, y, K, network.covariance_type)`` if already built.
+    log_prob : ndarray of shape (n, M), optional
+        ``log N_j(x_i)`` of ``network`` on ``X``: the previous step's E-step holds it (only the
+        labels changed since), so the step need not evaluate the Gaussians again.
 
     Returns
     -------
@@ -267,7 +270,7 @@ def active_step(X: np.ndarray, y: np.ndarray, network: PRBFParams, opts: StepOpt
         res = run_em(data, current, **em)
         current, est_cur, em_iter = res.params, res.estep, res.n_iter
     else:
-        est_cur = e_step(data, current)
+        est_cur = e_step(data, current, log_prob=log_prob)
     if opts.candidate_rows == "all":
         grown = propose_from_all_rows(data, est_cur, current, opts)
     else:
