@@ -18,6 +18,7 @@ from alprbf.prbf._incremental import (
     select_candidate,
 )
 from alprbf.prbf._params import PRBFParams
+from tests.prbf_data import overlap_blobs
 
 
 def _blobs(seed=0, n=60):
@@ -156,6 +157,30 @@ def test_class_loglik_change_matches_direct_difference():
         assert np.isclose(delta[0, k], direct)
 
 
+def test_class_loglik_change_keeps_the_sign_of_tiny_changes():
+    """A candidate with a ~1e-160 weight in a class changes that class by ~1e-160 * (r - 1);
+    the sign must be the true one (checked against 400-digit decimal arithmetic), so that a
+    rounding-sized change is never counted as an increase by the ">= 2 classes" rule."""
+    from decimal import Decimal, getcontext
+
+    getcontext().prec = 400
+    y = np.array([0, 0, 1, 1])
+    log_p_old = np.array([-1.0, -2.0, -1.5, -0.5])
+    log_f = np.array([[-3.0, 5.0], [-4.0, 6.0], [-2.0, -1.0], [-9.0, 0.5]])
+    alphas = np.array([[0.3, 1e-160], [1e-160, 1e-300]])
+    got = class_loglik_change(y, log_p_old, log_f, alphas)
+    for c in range(2):
+        for k in range(2):
+            a = Decimal(alphas[c, k])
+            rows = np.flatnonzero(y == k)
+            exact = sum(((1 - a) + a * (Decimal(log_f[i, c]) - Decimal(log_p_old[i])).exp()).ln()
+                        for i in rows) / len(rows)
+            assert np.sign(got[c, k]) == np.sign(float(exact))
+            assert np.isclose(got[c, k], float(exact), rtol=1e-9, atol=0)
+    # candidate 0 lowers class 1's likelihood by ~1e-160: only one class gains
+    assert got[0, 1] < 0 and select_candidate(got[:1], 0.01)[0] is None
+
+
 def test_selection_rule():
     delta = np.array([[0.5, -0.1, -0.2],    # one class only: discarded despite the largest gain
                       [0.02, 0.03, -1.0],   # two classes: total 0.05
@@ -190,7 +215,7 @@ def test_try_add_component_supervised_em_does_not_lose_likelihood():
     from alprbf.prbf._em import e_step, prepare_data
     from alprbf.prbf._incremental import try_add_component
 
-    X, y = _blobs(5)
+    X, y = overlap_blobs()
     data = prepare_data(X, y, 3, "full")
     p = one_component_params(X, y, 3, "full")
     for _ in range(3):
