@@ -64,9 +64,14 @@ def learning_curves(curves: pd.DataFrame, stem: Path, ylabel: str = "test error 
         ax.grid(alpha=0.3)
     for ax in list(axes.flat)[len(datasets):]:
         ax.set_visible(False)
-    handles, labels = axes.flat[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncols=min(4, len(methods)),
-               fontsize="small", frameon=False)
+    # one entry per method, from whichever panel drew it (a method may miss some data sets)
+    by_label = {}
+    for ax in axes.flat:
+        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+            by_label.setdefault(lab, h)
+    labels = [m for m in methods if m in by_label]
+    fig.legend([by_label[m] for m in labels], labels, loc="outside lower center",
+               ncols=min(4, len(methods)), fontsize="small", frameon=False)
     return _save(fig, stem, formats)
 
 
