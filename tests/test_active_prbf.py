@@ -299,3 +299,68 @@ def test_step_reusing_the_previous_gaussians_equals_a_fresh_step():
     b = active_step(X, codes, m.network_, opts)
     assert a.joint_loglik == pytest.approx(b.joint_loglik, rel=1e-12)
     np.testing.assert_allclose(a.split.means, b.split.means, rtol=1e-10, atol=1e-12)
+
+
+def _candidate_proposals(X, yo, net, rows):
+    """The grown network (before EM) proposed by each candidate mode, or None."""
+    from alprbf.prbf._incremental import try_add_component
+    from alprbf.prbf.active import propose_from_all_rows
+
+    opts = StepOptions(candidate_rows=rows, reg_covar=1e-3)
+    if rows == "labeled":
+        grown, _ = try_add_component(X, yo, net, threshold=opts.add_threshold,
+                                     reg_covar=opts.candidate_floor, partial_max_iter=0,
+                                     em=False)
+        return grown
+    data = prepare_data(X, yo, net.n_classes, net.covariance_type)
+    return propose_from_all_rows(data, e_step(data, net), net, opts)
+
+
+@pytest.mark.parametrize("covariance_type", ["diag", "full"])
+def test_labeled_candidate_mode_ignores_the_pool_and_all_rows_mode_does_not(covariance_type):
+    # eq 36 partitions the labeled set: moving the unlabeled rows (same network) must not
+    # change the proposed node in the literal mode, and must change it in the all-rows mode
+    from tests.prbf_data import overlap_blobs
+
+    X, y = overlap_blobs()
+    yo = _partial(y, 90, np.random.default_rng(5))
+    pool = np.isnan(yo)
+    net = initial_network(X, yo, 3, covariance_type, reg_covar=1e-3)
+    X_moved = X.copy()
+    X_moved[pool] = X[pool] * 0.5 + 0.3
+    lit, lit_moved = (_candidate_proposals(Z, yo, net, "labeled") for Z in (X, X_moved))
+    assert lit is not None and lit.n_components == 2
+    np.testing.assert_array_equal(lit.means, lit_moved.means)
+    np.testing.assert_array_equal(lit.covariances, lit_moved.covariances)
+    np.testing.assert_array_equal(lit.weights, lit_moved.weights)
+    # the new node's mean is the mean of a subset of the labeled rows: inside their bounding box
+    new = lit.means[-1]
+    assert np.all(new >= X[~pool].min(axis=0)) and np.all(new <= X[~pool].max(axis=0))
+    every, every_moved = (_candidate_proposals(Z, yo, net, "all") for Z in (X, X_moved))
+    assert every is not None and every_moved is not None
+    assert not np.allclose(every.means[-1], every_moved.means[-1])
+
+
+
+def test_literal_reading_learner_grows_deterministically_with_finite_posteriors():
+    # table_000's active_prbf_literal row: diag covariances, candidates from labeled rows
+    from tests.prbf_data import overlap_blobs
+
+    X, y = overlap_blobs()
+    runs = []
+    for _ in range(2):
+        model = MODELS["active_prbf"](n_classes=3, random_state=0, covariance_type="diag",
+                                      candidate_rows="labeled")
+        yo = _partial(y, 40, np.random.default_rng(2))
+        rng = np.random.default_rng(3)
+        for _ in range(6):
+            model.fit(X, yo)
+            q = rng.choice(np.flatnonzero(np.isnan(yo)))
+            yo[q] = y[q]
+        model.fit(X, yo)
+        runs.append(model.predict_log_proba(X))
+    assert model.n_steps_ == 7
+    assert model.network_.covariance_type == "diag" and model.network_.n_components >= 3
+    np.testing.assert_array_equal(runs[0], runs[1])
+    assert np.all(np.isfinite(runs[0]))
+    np.testing.assert_allclose(np.exp(runs[0]).sum(axis=1), 1.0, rtol=1e-12)
