@@ -13,6 +13,11 @@ from alprbf.prbf.active import StepOptions, active_step, initial_network
 from alprbf.prbf.qbc import CommitteeOptions, network_statistics, train_committee
 from alprbf.strategies import STRATEGIES
 
+# The all-rows candidate reading (table_000's active_prbf row).  On these well-separated blobs
+# a labeled-row candidate raises only its own class's likelihood, so the literal default adds
+# no node; tests of the step's selection logic use this reading, which grows.
+ALL_ROWS = {"covariance_type": "full", "candidate_rows": "all"}
+
 
 def _blobs(seed=0, n_per=60, K=3, d=2):
     rng = np.random.default_rng(seed)
@@ -46,7 +51,7 @@ def test_step_keeps_the_split_network_with_larger_joint_likelihood(selection):
     X, y = _blobs(1)
     yo = _partial(y, 30, np.random.default_rng(1))
     net = initial_network(X, yo, 3)
-    opts = StepOptions(selection=selection)
+    opts = StepOptions(selection=selection, candidate_rows="all")
     step = active_step(X, yo, net, opts)
     assert step.attempted and step.added  # the 1-node net is clearly too small here
     data = prepare_data(X, yo, 3)
@@ -75,10 +80,10 @@ def test_rejects_grown_network_when_its_split_is_worse(monkeypatch):
     monkeypatch.setattr(A, "propose_from_all_rows", lambda *a, **k: bad)
     monkeypatch.setattr(A, "run_em", lambda data, p, **k: type("R", (), {
         "params": p, "estep": e_step(data, p), "n_iter": 0})())
-    kept = active_step(X, yo, net, StepOptions())
+    kept = active_step(X, yo, net, StepOptions(candidate_rows="all"))
     assert kept.attempted and not kept.added
     assert kept.network.n_components == 1
-    forced = active_step(X, yo, net, StepOptions(selection="always_add"))
+    forced = active_step(X, yo, net, StepOptions(selection="always_add", candidate_rows="all"))
     assert forced.added and forced.network.n_components == 2
 
 
@@ -108,8 +113,8 @@ def _run_loop(model_name, strategy, X, y, n_queries, seed, params=None):
 ])
 def test_smoke_loop_is_finite_deterministic_and_warm_started(model_name, strategy):
     X, y = _blobs(3, n_per=40)
-    m1, p1, s1 = _run_loop(model_name, strategy, X, y, 6, seed=11)
-    m2, p2, s2 = _run_loop(model_name, strategy, X, y, 6, seed=11)
+    m1, p1, s1 = _run_loop(model_name, strategy, X, y, 6, seed=11, params=ALL_ROWS)
+    m2, p2, s2 = _run_loop(model_name, strategy, X, y, 6, seed=11, params=ALL_ROWS)
     assert p1 == p2 and s1 == s2
     np.testing.assert_array_equal(m1.predict_log_proba(X), m2.predict_log_proba(X))
     # warm start: one step per fit, the node count never resets, history carries over
@@ -225,7 +230,7 @@ def test_labeled_statistics_use_labeled_rows_only():
 def test_qbc_strategy_queries_the_max_disagreement_and_validates():
     X, y = _blobs(10, n_per=30)
     yo = _partial(y, 12, np.random.default_rng(10))
-    m = MODELS["incremental_ssl_prbf"](n_classes=3, random_state=0).fit(X, yo)
+    m = MODELS["incremental_ssl_prbf"](n_classes=3, random_state=0, **ALL_ROWS).fit(X, yo)
     strat = STRATEGIES["qbc_prbf"](n_members=3, em_max_iter=10)
     from alprbf.prbf.qbc import kl_to_mean
 
@@ -349,8 +354,7 @@ def test_literal_reading_learner_grows_deterministically_with_finite_posteriors(
     X, y = overlap_blobs()
     runs = []
     for _ in range(2):
-        model = MODELS["active_prbf"](n_classes=3, random_state=0, covariance_type="diag",
-                                      candidate_rows="labeled")
+        model = MODELS["active_prbf"](n_classes=3, random_state=0)   # defaults: the literal reading
         yo = _partial(y, 40, np.random.default_rng(2))
         rng = np.random.default_rng(3)
         for _ in range(6):

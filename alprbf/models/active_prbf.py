@@ -60,7 +60,10 @@ class ActivePRBFLearner(Learner):
     n_classes : int
     random_state : int or None
         Seed of the generator handed to the node addition (deterministic at present).
-    covariance_type : {"full", "diag", "spherical"}, default="full"
+    covariance_type : {"full", "diag", "spherical"}, default="diag"
+        Seed 000 does not state it; §4.3 treats the features as independent and takes each
+        node's per-feature variances from the trained network, which reads most naturally as
+        diagonal covariances (see :mod:`alprbf.prbf.active` for the history of this default).
     reg_covar : float, default=1e-3
         Covariance floor (added to every variance; the data are z-scored).  Larger than
         sklearn's 1e-6 because features with few distinct values (pen digits: integers 0-100,
@@ -84,10 +87,10 @@ class ActivePRBFLearner(Learner):
     split_min_mass : float, default=0.01
         Minimum joint-posterior mass of a subcomponent when splitting (paper: > 0; see
         :mod:`alprbf.prbf.active`).
-    candidate_rows : {"all", "labeled"}, default="all"
-        Rows whose kd-tree subsets give the candidate nodes: all rows of each partition
-        (default; labeled-only subsets are singular with few labels, see
-        :mod:`alprbf.prbf.active`) or the labeled rows only (the paper's literal procedure).
+    candidate_rows : {"labeled", "all"}, default="labeled"
+        Rows whose kd-tree subsets give the candidate nodes: the labeled rows of each
+        partition (eq 36, the paper's procedure) or all rows (a departure needed with full
+        covariances, where labeled-only subsets are singular; see :mod:`alprbf.prbf.active`).
     candidate_reg_covar : float or None, default=None
         Covariance floor of the candidates (None: ``reg_covar``).
 
@@ -109,11 +112,11 @@ class ActivePRBFLearner(Learner):
     registered_name = "active_prbf"
 
     def __init__(self, n_classes: int, random_state: int | None = None, *,
-                 covariance_type: str = "full", reg_covar: float = 1e-3, em_tol: float = 1e-4,
+                 covariance_type: str = "diag", reg_covar: float = 1e-3, em_tol: float = 1e-4,
                  em_max_iter: int = 200, refit_current: bool = False,
                  add_threshold: float = 0.01, kd_depth: int = 3, split_point: str = "mean",
                  partial_max_iter: int = 0, split_min_mass: float = 0.01,
-                 candidate_rows: str = "all", candidate_reg_covar: float | None = None
+                 candidate_rows: str = "labeled", candidate_reg_covar: float | None = None
                  ) -> None:
         super().__init__(n_classes, random_state)
         name = self.registered_name

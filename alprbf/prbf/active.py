@@ -25,16 +25,18 @@ Choices where the paper is silent (parameters of :class:`StepOptions`):
   ``refit_current=True`` also re-runs EM on ``PRBF_J`` first.
 * "EM until convergence": until the joint log-likelihood per row changes by less than
   ``em_tol``, at most ``em_max_iter`` M-steps.
-* Candidate nodes (§4.1 builds them from the *labeled* rows of each partition): with 50 labels
-  in 16-62 dimensions most kd-tree subsets hold fewer points than dimensions, so their
-  covariances are singular; the resulting needle-like nodes fit a few labeled points, take no
-  unlabeled mass in EM, and the network never learns to discriminate (measured on waveform:
-  error stays near 0.65 after 100 queries with full covariances).  ``candidate_rows="all"``
-  (default) therefore partitions *all* rows by eq 36 and takes the kd-tree subset moments over
-  labeled and unlabeled rows alike -- the acceptance test (eq 37) still uses the labeled rows
-  only.  ``candidate_rows="labeled"`` is the literal procedure (via
-  :func:`alprbf.prbf._incremental.try_add_component`), with ``candidate_reg_covar`` as an
-  optional larger covariance floor for the candidates.
+* Candidate nodes.  §4.1 builds them from the *labeled* rows of each partition (eq 36):
+  ``candidate_rows="labeled"`` (:func:`alprbf.prbf._incremental.try_add_component`, with
+  ``candidate_reg_covar`` as an optional larger floor for the candidates).  With *full*
+  covariances and 50 labels in 16-62 dimensions most kd-tree subsets hold fewer points than
+  dimensions, so the candidates are needle-like, take no unlabeled mass in EM and the network
+  never learns to discriminate (waveform: error near 0.65 after 100 queries).
+  ``candidate_rows="all"`` is the workaround we used first: partition *all* rows by eq 36 and
+  take the kd-tree subset moments over labeled and unlabeled rows alike (eq 37 still tests on
+  the labeled rows).  It decouples node placement from where the queries went, which is the
+  point of §4.2.  With *diagonal* covariances (the reading §4.3 suggests) the literal
+  procedure works, and the learners default to it (``covariance_type="diag"``,
+  ``candidate_rows="labeled"``); ``configs/table_000.yaml`` reports all three readings.
 * Seed 000 uses the candidate statistics directly (no partial EM as in seed 001):
   ``partial_max_iter=0`` (only used with ``candidate_rows="labeled"``).
 * A component is split for class ``k`` when its joint-posterior mass for ``k`` exceeds
@@ -66,7 +68,7 @@ from ._params import PRBFParams
 from ._split import split_params
 
 SELECTIONS = ("split_likelihood", "always_add")
-CANDIDATE_ROWS = ("all", "labeled")
+CANDIDATE_ROWS = ("labeled", "all")
 
 
 @dataclass(frozen=True)
@@ -105,7 +107,7 @@ class StepOptions:
     split_point: str = "mean"
     partial_max_iter: int = 0
     split_min_mass: float = 0.01
-    candidate_rows: str = "all"
+    candidate_rows: str = "labeled"
     candidate_reg_covar: float | None = None
 
     def __post_init__(self) -> None:
