@@ -308,17 +308,11 @@ def test_step_reusing_the_previous_gaussians_equals_a_fresh_step():
 
 def _candidate_proposals(X, yo, net, rows):
     """The grown network (before EM) proposed by each candidate mode, or None."""
-    from alprbf.prbf._incremental import try_add_component
-    from alprbf.prbf.active import propose_from_all_rows
+    from alprbf.prbf.active import propose_node
 
-    opts = StepOptions(candidate_rows=rows, reg_covar=1e-3)
-    if rows == "labeled":
-        grown, _ = try_add_component(X, yo, net, threshold=opts.add_threshold,
-                                     reg_covar=opts.candidate_floor, partial_max_iter=0,
-                                     em=False)
-        return grown
     data = prepare_data(X, yo, net.n_classes, net.covariance_type)
-    return propose_from_all_rows(data, e_step(data, net), net, opts)
+    return propose_node(data, e_step(data, net), net,
+                        StepOptions(candidate_rows=rows, reg_covar=1e-3))
 
 
 @pytest.mark.parametrize("covariance_type", ["diag", "full"])

@@ -230,6 +230,23 @@ def propose_from_all_rows(data: PRBFData, estep: EStep, params: PRBFParams,
                             cand.alphas[best])
 
 
+def propose_node(data: PRBFData, estep: EStep, params: PRBFParams,
+                 opts: StepOptions) -> PRBFParams | None:
+    """Node addition (eqs 34-37) with the candidates ``opts.candidate_rows`` asks for.
+
+    ``"labeled"``: the paper's procedure on the labeled rows
+    (:func:`alprbf.prbf._incremental.try_add_component`, no EM; ``estep`` is not used);
+    ``"all"``: :func:`propose_from_all_rows`, whose parameters and return value these are.
+    """
+    if opts.candidate_rows == "all":
+        return propose_from_all_rows(data, estep, params, opts)
+    grown, _ = try_add_component(data.X, data.y, params, threshold=opts.add_threshold,
+                                 depth=opts.kd_depth, split_point=opts.split_point,
+                                 reg_covar=opts.candidate_floor,
+                                 partial_max_iter=opts.partial_max_iter, em=False)
+    return grown
+
+
 def _split(data: PRBFData, params: PRBFParams, est: EStep, opts: StepOptions
            ) -> tuple[PRBFParams, EStep]:
     split = split_params(data, params, est, reg_covar=opts.reg_covar,
@@ -252,7 +269,7 @@ def active_step(X: np.ndarray, y: np.ndarray, network: PRBFParams, opts: StepOpt
         The current unsplit network ``PRBF_J``.
     opts : StepOptions
     rng : numpy.random.Generator, optional
-        Passed to the node addition (which is deterministic at present).
+        Accepted for interface stability; the node addition is deterministic and draws nothing.
     data : PRBFData, optional
         ``prepare_data(X, y, K, network.covariance_type)`` if already built.
     log_prob : ndarray of shape (n, M), optional
@@ -273,14 +290,7 @@ def active_step(X: np.ndarray, y: np.ndarray, network: PRBFParams, opts: StepOpt
         current, est_cur, em_iter = res.params, res.estep, res.n_iter
     else:
         est_cur = e_step(data, current, log_prob=log_prob)
-    if opts.candidate_rows == "all":
-        grown = propose_from_all_rows(data, est_cur, current, opts)
-    else:
-        grown, _ = try_add_component(data.X, data.y, current, rng,
-                                     threshold=opts.add_threshold, depth=opts.kd_depth,
-                                     split_point=opts.split_point,
-                                     reg_covar=opts.candidate_floor,
-                                     partial_max_iter=opts.partial_max_iter, em=False)
+    grown = propose_node(data, est_cur, current, opts)
     if grown is not None:
         res = run_em(data, grown, **em)
         grown, est_grown, em_iter = res.params, res.estep, em_iter + res.n_iter
