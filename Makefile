@@ -54,7 +54,11 @@ table-$(1): install  ## run and report the tables of seed $(1) (SCALE=smoke|full
 	    --out results/table-$(1)-$(SCALE)/$$$$(basename $$$$cfg .yaml) || exit $$$$?; \
 	done
 	$(BIN)/alprbf report results/table-$(1)-$(SCALE) $(REPORT_ARGS_$(1))
+	$(if $(PAPER_METHODS_$(1)),$(BIN)/alprbf report results/table-$(1)-$(SCALE) \
+	  --methods '$(PAPER_METHODS_$(1))' --out results/table-$(1)-$(SCALE)/report-paper-methods)
 endef
+# the two methods of seed 000's Table 2 / Fig. 6 (literal reading) get a report of their own
+PAPER_METHODS_000 := active_prbf_literal / posterior_ratio,incremental_ssl_prbf_literal / qbc_prbf
 $(foreach t,000 001 002,$(eval $(call TABLE,$(t))))
 
 tables: table-000 table-001 table-002  ## all three papers' tables

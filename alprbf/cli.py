@@ -86,9 +86,13 @@ def report(
         help="RP accuracy: train_best (seed 003) or final.")] = "train_best",
     window: Annotated[float, typer.Option(
         help="DUR target window: last fraction of the budget.")] = 0.2,
+    methods: Annotated[str | None, typer.Option(
+        help="Comma-separated shell patterns on 'model / strategy': report only these "
+             "methods, e.g. '*_literal / posterior_ratio,*_literal / qbc_prbf'.")] = None,
 ) -> None:
     """Tables and plots from the Parquet results (never re-runs anything)."""
     formats = tuple(f.strip() for f in format.split(",") if f.strip())
+    patterns = [m.strip() for m in methods.split(",") if m.strip()] if methods else None
     for f in formats:
         _check_choice(f, ("md", "csv", "tex"), "--format")
     if not results.is_dir():
@@ -96,7 +100,8 @@ def report(
     from .report import build_report
 
     written = build_report(results, out_dir=out, baseline=baseline, formats=formats,
-                           alpha=alpha, q_alpha=q_alpha, rp_measure=rp_measure, window=window)
+                           alpha=alpha, q_alpha=q_alpha, rp_measure=rp_measure, window=window,
+                           methods=patterns)
     for p in written:
         typer.echo(str(p))
 

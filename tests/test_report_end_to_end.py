@@ -214,3 +214,40 @@ def test_cells_with_missing_folds_are_named(experiment):
     text = (experiment / "report" / "report.md").read_text()
     assert "Incomplete cells" in text and "beta / nb / uncertainty 1/2" in text
     assert "alpha" not in text.split("Incomplete cells")[1].split("\n")[0]
+
+
+def test_methods_filter_keeps_only_matching_methods(experiment, tmp_path):
+    build_report(experiment, out_dir=tmp_path / "all")
+    paths = build_report(experiment, out_dir=tmp_path / "svm", methods=["svm / *"])
+    full = pd.read_csv(tmp_path / "all" / "error_at_budget.csv").set_index(["dataset", "method"])
+    sub = pd.read_csv(tmp_path / "svm" / "error_at_budget.csv").set_index(["dataset", "method"])
+    # one model left: the display labels are the strategies; the numbers are unchanged
+    assert set(sub.index.get_level_values("method")) == {"random", "uncertainty"}
+    for (d, m), row in sub.iterrows():
+        assert row["mean"] == pytest.approx(full.loc[(d, f"svm / {m}"), "mean"])
+    for name in ("error_at_budget", "rp", "cost"):
+        assert "nb" not in (tmp_path / "svm" / f"{name}.md").read_text()
+    # the paper's row for nb is still listed, as unmatched
+    assert "unmatched: 'nb' matches no method" in (tmp_path / "svm" / "reference.md").read_text()
+    assert paths[0] == tmp_path / "svm" / "report.md"
+    assert (tmp_path / "svm" / "learning_curves.png").exists()
+
+
+def test_methods_filter_names_patterns_that_match_nothing(experiment):
+    with pytest.raises(UserError, match=r"'nope\*' match no method; methods: nb / uncertainty, "
+                                        r"svm / random, svm / uncertainty"):
+        build_report(experiment, methods=["svm / random", "nope*"])
+
+
+def test_methods_option_on_the_command_line(experiment):
+    from typer.testing import CliRunner
+
+    from alprbf.cli import app
+    runner = CliRunner()
+    res = runner.invoke(app, ["report", str(experiment), "--methods", "nb / *, svm / random"])
+    assert res.exit_code == 0, res.output
+    csv = pd.read_csv(experiment / "report" / "error_at_budget.csv")
+    assert set(csv["method"]) == {"nb / uncertainty", "svm / random"}
+    res = runner.invoke(app, ["report", str(experiment), "--methods", "qbc*"])
+    assert res.exit_code == 2 and len(res.stderr.strip().splitlines()) == 1
+    assert "'qbc*' match no method" in res.stderr

@@ -20,6 +20,11 @@ not apply are skipped with a note in ``report.md`` (no Friedman test with fewer 
 datasets or methods, no AULC/DUR without a baseline or without queries, no ``reference`` table
 without a reference file).
 
+Methods.  ``methods`` keeps only the methods whose ``"model / strategy"`` matches one of the
+given shell patterns (``fnmatch``, case-sensitive), e.g. the paper's two methods of seed 000
+Fig. 6 out of a nine-method run.  A pattern that matches no method in any experiment is an
+error; an experiment left with no method is skipped.
+
 Baseline.  ``baseline`` names a method (matched like reference methods: display label,
 ``"model / strategy"``, a unique model or a unique strategy).  When it is None, the single
 method whose strategy is ``random`` is the baseline if there is exactly one; otherwise AULC and
@@ -30,6 +35,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 import pandas as pd
@@ -37,6 +43,7 @@ import pandas as pd
 from ..errors import UserError
 from . import metrics, plots, stats, tables
 from .io import (
+    METHOD_SEP,
     Experiment,
     add_method_column,
     find_experiments,
@@ -58,7 +65,7 @@ def build_report(results_root: str | Path, out_dir: str | Path | None = None,
                  baseline: str | None = None, formats: Sequence[str] = ("md", "csv", "tex"),
                  alpha: float = 0.10, q_alpha: float | None = None,
                  rp_measure: str = "train_best", reference: str | Path | None = None,
-                 window: float = 0.2) -> list[Path]:
+                 window: float = 0.2, methods: Sequence[str] | None = None) -> list[Path]:
     """Write the report of every experiment below ``results_root``.
 
     Parameters
@@ -82,6 +89,8 @@ def build_report(results_root: str | Path, out_dir: str | Path | None = None,
         Reference CSV to use instead of each experiment's ``reference.csv``.
     window : float
         Fraction of the budget at its end that defines the DUR target accuracy.
+    methods : sequence of str, optional
+        Shell patterns on ``"model / strategy"``; report only the matching methods.
 
     Returns
     -------
@@ -91,7 +100,8 @@ def build_report(results_root: str | Path, out_dir: str | Path | None = None,
     Raises
     ------
     UserError
-        Missing or invalid results, unknown format / RP measure / baseline, bad alpha or q_alpha.
+        Missing or invalid results, unknown format / RP measure / baseline, bad alpha or q_alpha,
+        a ``methods`` pattern that matches nothing.
     """
     formats = _check_args(formats, alpha, q_alpha, rp_measure, window)
     root = Path(results_root)
@@ -102,6 +112,8 @@ def build_report(results_root: str | Path, out_dir: str | Path | None = None,
     frames = [(e, d) for e, d in frames if not d.empty]
     if not frames:
         raise UserError(f"the result files under {root} contain no rows")
+    if methods:
+        frames = select_methods(frames, methods)
     if baseline is not None and not any(
             resolve_method(baseline, method_labels(d))[0] for _, d in frames):
         _, why = resolve_method(baseline, method_labels(frames[0][1]))
@@ -125,6 +137,34 @@ def build_report(results_root: str | Path, out_dir: str | Path | None = None,
     top = out / "report.md"
     top.write_text("\n".join(index) + "\n")
     return [top, *written]
+
+
+def select_methods(frames: list[tuple[Experiment, pd.DataFrame]], patterns: Sequence[str]
+                   ) -> list[tuple[Experiment, pd.DataFrame]]:
+    """Keep the rows whose ``"model / strategy"`` matches one of ``patterns`` (fnmatch).
+
+    Experiments left without rows are dropped.  Raises :class:`UserError` naming the patterns
+    that match no method, with the methods there are.
+    """
+    used: set[str] = set()
+    out = []
+    for e, d in frames:
+        full = d["model"] + METHOD_SEP + d["strategy"]
+        names = full.unique()
+        keep_names = set()
+        for p in patterns:
+            hit = {n for n in names if fnmatchcase(n, p)}
+            if hit:
+                used.add(p)
+            keep_names |= hit
+        if keep_names:
+            out.append((e, d[full.isin(keep_names)].reset_index(drop=True)))
+    missing = [p for p in patterns if p not in used]
+    if missing:
+        have = sorted({m for _, d in frames for m in d["model"] + METHOD_SEP + d["strategy"]})
+        raise UserError(f"--methods pattern(s) {', '.join(repr(p) for p in missing)} match no "
+                        f"method; methods: {', '.join(have)}")
+    return out
 
 
 def _safe(name: str) -> str:
