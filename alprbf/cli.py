@@ -52,6 +52,11 @@ def run(
     only: Annotated[list[str] | None, typer.Option(
         help="Run only tasks whose id matches this pattern ('*__f0', 'pendigits__*'); "
              "repeatable.")] = None,
+    checkpoint_every: Annotated[float, typer.Option(
+        help="Seconds between checkpoints of a task in flight (a rerun resumes it there); "
+             "0: after every query.")] = 300.0,
+    no_checkpoints: Annotated[bool, typer.Option(
+        "--no-checkpoints", help="Do not save or resume mid-task checkpoints.")] = False,
 ) -> None:
     """Run (or resume) an experiment and write one Parquet file per task."""
     from .config import load_config
@@ -61,10 +66,11 @@ def run(
     cfg = load_config(config, scale=scale)
     try:
         summary = run_experiment(cfg, out, jobs=jobs, backend=backend, scheduler=scheduler,
-                                 force=force, progress=not quiet, only=only)
+                                 force=force, progress=not quiet, only=only,
+                                 checkpoint_every=None if no_checkpoints else checkpoint_every)
     except KeyboardInterrupt:
-        typer.echo("interrupted: finished tasks are saved; run the same command again to resume",
-                   err=True)
+        typer.echo("interrupted: finished tasks and checkpoints are saved; run the same command "
+                   "again to resume", err=True)
         raise typer.Exit(130) from None
     typer.echo(f"{summary.n_done} tasks run, {summary.n_skipped} already done, "
                f"{summary.seconds:.1f} s -> {summary.out_dir}")

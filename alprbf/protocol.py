@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import KFold, StratifiedKFold
 
+from .checkpoint import Checkpoint
 from .config import Component, DatasetSpec, Initial, Protocol
 from .datasets import Dataset
 from .errors import UserError
@@ -182,7 +183,8 @@ def task_seeds(task: Task, protocol: Protocol) -> dict[str, object]:
 
 
 def run_task(task: Task, ds: Dataset, protocol: Protocol,
-             on_query: Callable[[int], None] | None = None) -> pd.DataFrame:
+             on_query: Callable[[int], None] | None = None,
+             checkpoint: Checkpoint | None = None) -> pd.DataFrame:
     """Run one task and return its rows (schema: :data:`alprbf.schema.SCHEMA`).
 
     Parameters
@@ -192,7 +194,12 @@ def run_task(task: Task, ds: Dataset, protocol: Protocol,
         After global preprocessing.
     protocol : Protocol
     on_query : callable, optional
-        Called with the number of labels queried after each round (progress reporting).
+        Called with the number of labels queried after each round (progress reporting); on a
+        resume, called once first with the number of queries the checkpoint already holds.
+    checkpoint : Checkpoint, optional
+        Save the loop state there every ``checkpoint.every_seconds`` and resume from it when it
+        holds this task (see :mod:`alprbf.checkpoint`).  The caller deletes it once the rows
+        are written.
     """
     root = protocol.seed
     dl = task.dataset.label
@@ -221,7 +228,17 @@ def run_task(task: Task, ds: Dataset, protocol: Protocol,
     rows = []
     n_rounds = protocol.n_iterations
     remaining = protocol.budget
-    for it in range(n_rounds + 1):
+    start = 0
+    state = checkpoint.load() if checkpoint is not None else None
+    if state is not None and state.get("task_id") == task.task_id:
+        start = state["next_iteration"]
+        model, strategy, rng = state["model"], state["strategy"], state["rng"]
+        y_obs, rows, new_rows = state["y_obs"], state["rows"], state["new_rows"]
+        query_seconds, remaining = state["query_seconds"], state["remaining"]
+        if on_query is not None and protocol.budget > remaining:
+            on_query(protocol.budget - remaining)
+    last_save = time.perf_counter()
+    for it in range(start, n_rounds + 1):
         t0 = time.perf_counter()
         model.fit(X_train, y_obs)
         fit_seconds = time.perf_counter() - t0
@@ -254,6 +271,12 @@ def run_task(task: Task, ds: Dataset, protocol: Protocol,
         y_obs[picked] = y_train[picked]
         new_rows = np.concatenate([new_rows, picked])
         remaining -= batch
+        if checkpoint is not None and time.perf_counter() - last_save >= checkpoint.every_seconds:
+            checkpoint.save({"task_id": task.task_id, "next_iteration": it + 1, "model": model,
+                             "strategy": strategy, "rng": rng, "y_obs": y_obs, "rows": rows,
+                             "new_rows": new_rows, "query_seconds": query_seconds,
+                             "remaining": remaining})
+            last_save = time.perf_counter()
         if on_query is not None:
             on_query(batch)
     df = pd.DataFrame(rows, columns=list(COLUMNS))

@@ -5,9 +5,12 @@ Results layout (``out`` defaults to ``results/<name>``, or ``results/<name>-<sca
     out/run.json               config, digest, versions, git commit, data checksums, seeds
     out/reference.csv          copy of the config's reference file (published numbers), if any
     out/tasks/<task_id>.parquet
+    out/checkpoints/<task_id>.pkl   loop state of a task in flight (deleted when it finishes)
 
-Every finished task is written atomically (temporary file + rename), so a run that dies loses at
-most the tasks in flight; running again into the same directory skips finished tasks.
+Every finished task is written atomically (temporary file + rename); running again into the
+same directory skips finished tasks.  A task in flight saves its loop state every
+``checkpoint_every`` seconds (:mod:`alprbf.checkpoint`), so a run that dies loses at most that
+much work per task in flight: the next run resumes those tasks where they were saved.
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ import pyarrow.parquet as pq
 from joblib import Parallel, delayed, parallel_config
 from threadpoolctl import threadpool_limits
 
+from . import __version__
+from .checkpoint import Checkpoint
 from .config import Config
 from .datasets import DATASETS, Dataset
 from .errors import UserError
@@ -176,11 +181,25 @@ def write_task(df: pd.DataFrame, path: Path) -> None:
 # --------------------------------------------------------------------------- execution
 
 
-def _execute(task: Task, ds: Dataset, protocol, on_query=None) -> tuple[Task, pd.DataFrame, float]:
+@dataclass(frozen=True)
+class CheckpointPlan:
+    """Where the tasks of a run keep their checkpoints, under which key, how often."""
+
+    directory: Path
+    key: str
+    every_seconds: float
+
+    def for_task(self, task: Task) -> Checkpoint:
+        return Checkpoint(self.directory / f"{task.task_id}.pkl", self.key, self.every_seconds)
+
+
+def _execute(task: Task, ds: Dataset, protocol, on_query=None,
+             checkpoints: CheckpointPlan | None = None) -> tuple[Task, pd.DataFrame, float]:
     """Run a task with single-threaded BLAS (parallelism comes from the task fan-out)."""
     t0 = time.perf_counter()
+    ckpt = checkpoints.for_task(task) if checkpoints is not None else None
     with threadpool_limits(limits=1):
-        df = run_task(task, ds, protocol, on_query=on_query)
+        df = run_task(task, ds, protocol, on_query=on_query, checkpoint=ckpt)
     return task, df, time.perf_counter() - t0
 
 
@@ -194,13 +213,15 @@ class RunSummary:
 
 
 def fan_out(todo: list[Task], datasets: dict[str, Dataset], protocol, jobs: int, backend: str,
-            scheduler: str | None, on_query=None) -> Iterator[tuple[Task, pd.DataFrame, float]]:
+            scheduler: str | None, on_query=None, checkpoints: CheckpointPlan | None = None
+            ) -> Iterator[tuple[Task, pd.DataFrame, float]]:
     """The one place where tasks are distributed: yields results as they finish."""
     if jobs == 1 and backend == "loky":
         for t in todo:  # in-process: per-query progress and plain tracebacks
-            yield _execute(t, datasets[t.dataset.label], protocol, on_query)
+            yield _execute(t, datasets[t.dataset.label], protocol, on_query, checkpoints)
         return
-    calls = (delayed(_execute)(t, datasets[t.dataset.label], protocol) for t in todo)
+    calls = (delayed(_execute)(t, datasets[t.dataset.label], protocol, None, checkpoints)
+             for t in todo)
     if backend == "loky":
         yield from Parallel(n_jobs=jobs, return_as="generator_unordered")(calls)
         return
@@ -241,7 +262,8 @@ def select_tasks(tasks: list[Task], only: Sequence[str] | None) -> list[Task]:
 
 def run_experiment(cfg: Config, out: str | Path | None = None, *, jobs: int = 1,
                    backend: str = "loky", scheduler: str | None = None, force: bool = False,
-                   progress: bool = True, only: Sequence[str] | None = None) -> RunSummary:
+                   progress: bool = True, only: Sequence[str] | None = None,
+                   checkpoint_every: float | None = 300.0) -> RunSummary:
     """Run (or resume) an experiment and write its results.
 
     Parameters
@@ -261,6 +283,9 @@ def run_experiment(cfg: Config, out: str | Path | None = None, *, jobs: int = 1,
     only : sequence of str, optional
         Shell-style patterns (``fnmatch``) on task ids, e.g. ``"*__f0"`` or ``"pendigits__*"``:
         run just the matching tasks (a later run without ``only`` fills in the rest).
+    checkpoint_every : float or None
+        Seconds between two checkpoints of a task in flight (``out/checkpoints/``); a later
+        run resumes an unfinished task from its checkpoint.  None: no checkpoints.
     """
     if backend not in BACKENDS:
         raise UserError(f"unknown backend '{backend}'; valid backends: {', '.join(BACKENDS)}")
@@ -277,10 +302,17 @@ def run_experiment(cfg: Config, out: str | Path | None = None, *, jobs: int = 1,
                             "directory")
     all_tasks = plan(cfg)
     tasks = select_tasks(all_tasks, only)
-    if force and tasks_dir.exists():
+    if checkpoint_every is not None and not checkpoint_every >= 0:
+        raise UserError(f"--checkpoint-every must be >= 0 seconds, got {checkpoint_every}")
+    checkpoints = None if checkpoint_every is None else CheckpointPlan(
+        out / "checkpoints", f"{cfg.digest()}:{__version__}", float(checkpoint_every))
+    if force:
         for t in tasks:
             (tasks_dir / f"{t.task_id}.parquet").unlink(missing_ok=True)
+            (out / "checkpoints" / f"{t.task_id}.pkl").unlink(missing_ok=True)
     tasks_dir.mkdir(parents=True, exist_ok=True)
+    if checkpoints is not None:
+        checkpoints.directory.mkdir(exist_ok=True)
 
     datasets = load_datasets(cfg)
     validate(cfg, datasets)
@@ -292,8 +324,10 @@ def run_experiment(cfg: Config, out: str | Path | None = None, *, jobs: int = 1,
     done = 0
     with _Progress(progress, len(tasks), skipped, len(todo) * cfg.protocol.budget) as bar:
         for task, df, _secs in fan_out(todo, datasets, cfg.protocol, jobs, backend, scheduler,
-                                       on_query=bar.query):
+                                       on_query=bar.query, checkpoints=checkpoints):
             write_task(df, tasks_dir / f"{task.task_id}.parquet")
+            if checkpoints is not None:
+                checkpoints.for_task(task).clear()
             done += 1
             bar.task_done(task, cfg.protocol.budget)
     return RunSummary(out, len(tasks), skipped, done, time.perf_counter() - t0)

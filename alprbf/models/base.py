@@ -120,8 +120,12 @@ class SklearnLearner(Learner):
         return None
 
 
-def sklearn_learner(make_estimator, doc: str) -> type[SklearnLearner]:
-    """Make a registrable learner class whose parameters are the estimator's own."""
+def sklearn_learner(make_estimator, doc: str, name: str) -> type[SklearnLearner]:
+    """Make a registrable learner class whose parameters are the estimator's own.
+
+    The class is named ``name`` in the module of ``make_estimator``; assign it there under that
+    name so that pickle finds it (checkpoints pickle the learner of a task in flight).
+    """
 
     class _Learner(SklearnLearner):
         def __init__(self, n_classes: int, random_state: int | None = None, **params: Any):
@@ -129,6 +133,8 @@ def sklearn_learner(make_estimator, doc: str) -> type[SklearnLearner]:
             self.params = params
 
     _Learner.__doc__ = doc
+    _Learner.__name__ = _Learner.__qualname__ = name
+    _Learner.__module__ = make_estimator.__module__
     _Learner.params_from = staticmethod(make_estimator)
     return _Learner
 

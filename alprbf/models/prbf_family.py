@@ -68,6 +68,8 @@ def _register(name: str, estimator_class: type, doc: str) -> None:
     cls = type(f"{estimator_class.__name__}Learner", (EstimatorLearner,),
                {"estimator_class": estimator_class, "__doc__": doc,
                 "params_from": estimator_class})
+    assert cls.__name__ not in globals(), cls.__name__
+    globals()[cls.__name__] = cls   # a module attribute, so that pickle finds it (checkpoints)
     MODELS.add(name, cls)
 
 

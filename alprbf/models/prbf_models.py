@@ -71,18 +71,20 @@ class PRBFLearner(Learner):
         return int(self.estimator_.params_.n_components)
 
 
-def _learner(name: str, estimator_class: type, semi: bool, doc: str) -> None:
-    cls = type(f"{estimator_class.__name__}Learner", (PRBFLearner,),
+def _learner(name: str, class_name: str, estimator_class: type, semi: bool, doc: str) -> None:
+    cls = type(class_name, (PRBFLearner,),
                {"estimator_class": estimator_class, "semi_supervised": semi, "__doc__": doc,
                 "params_from": estimator_class})
+    assert class_name not in globals(), class_name
+    globals()[class_name] = cls   # a module attribute, so that pickle finds it (checkpoints)
     MODELS.add(name, cls)
 
 
-_learner("prbf", PRBF, False,
+_learner("prbf", "SupervisedPRBFLearner", PRBF, False,
          "PRBF network trained by EM on the labeled rows (001 eqs 2-10).")
-_learner("prbf_split", PRBFSplit, False,
+_learner("prbf_split", "PRBFSplitLearner", PRBFSplit, False,
          "PRBF-split: EM with fixed M (best of n_init) on the labeled rows, then the "
          "class-specific split (001 eqs 11-15).")
-_learner("ssl_prbf", SemiSupervisedPRBF, True,
+_learner("ssl_prbf", "SemiSupervisedPRBFLearner", SemiSupervisedPRBF, True,
          "Semi-supervised PRBF: EM on labeled and unlabeled rows (000 eqs 17-29), optional "
          "semi-supervised split (split: true, eqs 30-33).")

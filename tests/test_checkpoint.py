@@ -1,0 +1,163 @@
+"""Mid-task checkpoints: a task stopped mid-way and resumed gives the uninterrupted rows."""
+
+from __future__ import annotations
+
+import pickle
+
+import pandas as pd
+import pytest
+
+from alprbf import __version__
+from alprbf.checkpoint import Checkpoint
+from alprbf.config import load_config
+from alprbf.protocol import run_task
+from alprbf.runner import load_datasets, plan, read_results, run_experiment
+from alprbf.schema import TIMING_COLUMNS
+
+from .conftest import write_config
+
+BUDGET = 8
+STOP_AFTER = 4
+
+
+class Crash(Exception):
+    pass
+
+
+def _config(tmp_path):
+    # stateful learners (warm-started networks) and a strategy that draws from its generator
+    methods = [
+        {"model": {"name": "active_prbf", "params": {"covariance_type": "diag"}},
+         "strategy": "posterior_ratio"},
+        {"model": {"name": "incremental_ssl_prbf", "params": {"covariance_type": "diag"}},
+         "strategy": {"name": "qbc_prbf", "params": {"n_members": 2}}},
+        {"model": "gaussian_nb", "strategy": "random"},
+    ]
+    path = write_config(tmp_path / "ckpt.yaml", model=None, strategy=None, methods=methods,
+                        protocol={"folds": 2, "seed": 3, "budget": BUDGET, "batch_size": 1,
+                                  "initial": {"method": "random", "size": 10}})
+    return load_config(path)
+
+
+def _comparable(df: pd.DataFrame) -> pd.DataFrame:
+    df = df.drop(columns=list(TIMING_COLUMNS)).reset_index(drop=True)
+    for col in ("queried", "queried_labels"):
+        df[col] = df[col].map(lambda v: tuple(int(x) for x in v))
+    return df
+
+
+def _stop_at(n_calls):
+    calls = []
+
+    def on_query(n):
+        calls.append(n)
+        if len(calls) == n_calls:
+            raise Crash
+
+    return on_query
+
+
+@pytest.fixture
+def setup(tmp_path):
+    cfg = _config(tmp_path)
+    datasets = load_datasets(cfg)
+    tasks = [t for t in plan(cfg) if t.fold == 1]
+    return cfg, datasets, tasks
+
+
+def test_resumed_task_gives_the_uninterrupted_rows(setup, tmp_path):
+    cfg, datasets, tasks = setup
+    for task in tasks:
+        ds = datasets[task.dataset.label]
+        ref = run_task(task, ds, cfg.protocol)
+        ck = Checkpoint(tmp_path / f"{task.task_id}.pkl", "k", every_seconds=0.0)
+        with pytest.raises(Crash):
+            run_task(task, ds, cfg.protocol, on_query=_stop_at(STOP_AFTER), checkpoint=ck)
+        assert ck.path.exists()
+        calls = []
+        res = run_task(task, ds, cfg.protocol, on_query=calls.append, checkpoint=ck)
+        # the resumed run reports the saved queries first and then runs only the rest
+        assert calls == [STOP_AFTER] + [1] * (BUDGET - STOP_AFTER), task.task_id
+        pd.testing.assert_frame_equal(_comparable(res), _comparable(ref))
+
+
+def test_checkpoint_of_another_run_or_damaged_is_ignored(setup, tmp_path):
+    cfg, datasets, tasks = setup
+    task = tasks[0]
+    ds = datasets[task.dataset.label]
+    ref = run_task(task, ds, cfg.protocol)
+    path = tmp_path / "c.pkl"
+    with pytest.raises(Crash):
+        run_task(task, ds, cfg.protocol, on_query=_stop_at(STOP_AFTER),
+                 checkpoint=Checkpoint(path, "old config", every_seconds=0.0))
+    other = Checkpoint(path, "new config", every_seconds=0.0)
+    assert other.load() is None
+    calls = []
+    res = run_task(task, ds, cfg.protocol, on_query=calls.append, checkpoint=other)
+    assert calls == [1] * BUDGET                      # started from the first query
+    pd.testing.assert_frame_equal(_comparable(res), _comparable(ref))
+
+    path.write_bytes(b"not a pickle")
+    with pytest.warns(UserWarning, match="ignoring unreadable checkpoint"):
+        res = run_task(task, ds, cfg.protocol, checkpoint=other)
+    pd.testing.assert_frame_equal(_comparable(res), _comparable(ref))
+
+
+def test_unwritable_checkpoint_warns_and_the_task_goes_on(setup, tmp_path):
+    cfg, datasets, tasks = setup
+    task = tasks[0]
+    ds = datasets[task.dataset.label]
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    ck = Checkpoint(blocker / "c.pkl", "k", every_seconds=0.0)
+    with pytest.warns(UserWarning, match="cannot write checkpoint") as record:
+        res = run_task(task, ds, cfg.protocol, checkpoint=ck)
+    assert sum("cannot write checkpoint" in str(w.message) for w in record) == 1  # warned once
+    pd.testing.assert_frame_equal(_comparable(res), _comparable(run_task(task, ds, cfg.protocol)))
+
+
+def test_run_resumes_an_unfinished_task_from_its_checkpoint(setup, tmp_path):
+    cfg, datasets, tasks = setup
+    out, clean = tmp_path / "out", tmp_path / "clean"
+    task = tasks[0]
+    path = out / "checkpoints" / f"{task.task_id}.pkl"
+    path.parent.mkdir(parents=True)
+    ck = Checkpoint(path, f"{cfg.digest()}:{__version__}", every_seconds=0.0)
+    with pytest.raises(Crash):
+        run_task(task, datasets[task.dataset.label], cfg.protocol,
+                 on_query=_stop_at(STOP_AFTER), checkpoint=ck)
+    # mark the saved rows: only a run that resumed from this file carries the mark
+    state = pickle.loads(path.read_bytes())
+    state["rows"][0]["model_size"] = 12345
+    path.write_bytes(pickle.dumps(state))
+
+    run_experiment(cfg, out, progress=False, checkpoint_every=0.0)
+    run_experiment(cfg, clean, progress=False, checkpoint_every=None)
+    got, want = read_results(out), read_results(clean)
+    mine = (got["task_id"] == task.task_id) & (got["iteration"] == 0)
+    assert got.loc[mine, "model_size"].tolist() == [12345]
+    got.loc[mine, "model_size"] = want.loc[(want["task_id"] == task.task_id)
+                                           & (want["iteration"] == 0), "model_size"].to_numpy()
+    key = ["task_id", "iteration"]
+    pd.testing.assert_frame_equal(_comparable(got.sort_values(key)),
+                                  _comparable(want.sort_values(key)))
+    assert not list((out / "checkpoints").glob("*")), "finished tasks leave no checkpoint"
+
+
+def test_negative_checkpoint_interval_is_a_user_error(setup, tmp_path):
+    from alprbf.errors import UserError
+    cfg, _, _ = setup
+    with pytest.raises(UserError, match="--checkpoint-every must be >= 0"):
+        run_experiment(cfg, tmp_path / "o", progress=False, checkpoint_every=-1.0)
+
+
+def test_every_registered_model_and_strategy_pickles():
+    from alprbf.models import MODELS
+    from alprbf.strategies import STRATEGIES
+    for name in MODELS:
+        model = MODELS[name](n_classes=3, random_state=0)
+        again = pickle.loads(pickle.dumps(model))
+        assert type(again) is MODELS[name], name
+    for name in STRATEGIES:
+        strategy = STRATEGIES[name]()
+        assert type(pickle.loads(pickle.dumps(strategy))) is STRATEGIES[name], name
