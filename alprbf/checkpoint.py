@@ -51,7 +51,7 @@ class Checkpoint:
         try:
             with open(self.path, "rb") as fh:
                 state = pickle.load(fh)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):   # nothing saved there
             return None
         except Exception as exc:  # noqa: BLE001 - a damaged checkpoint only costs the resume
             warnings.warn(f"ignoring unreadable checkpoint {self.path}: {exc}", stacklevel=2)
