@@ -16,14 +16,19 @@ a warning is issued and the task goes on without saving.
 
 from __future__ import annotations
 
-import os
 import pickle
-import tempfile
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .fileio import write_atomic
+
 CHECKPOINT_FORMAT = 1
+
+
+def checkpoint_file(directory: Path, task_id: str) -> Path:
+    """The checkpoint of task ``task_id`` in ``directory``."""
+    return Path(directory) / f"{task_id}.pkl"
 
 
 @dataclass
@@ -66,21 +71,12 @@ class Checkpoint:
         if self._failed:
             return
         payload = {**state, "format": CHECKPOINT_FORMAT, "key": self.key}
-        tmp = None
         try:
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.",
-                                       suffix=".tmp")
-            with os.fdopen(fd, "wb") as fh:
-                pickle.dump(payload, fh, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, self.path)
-            tmp = None
+            write_atomic(self.path, pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
         except (OSError, pickle.PicklingError, TypeError, AttributeError) as exc:
             self._failed = True
             warnings.warn(f"cannot write checkpoint {self.path} ({exc}); the task goes on "
                           "without checkpoints", stacklevel=2)
-        finally:
-            if tmp is not None:
-                Path(tmp).unlink(missing_ok=True)
 
     def clear(self) -> None:
         """Delete the checkpoint (after the task's results are written)."""

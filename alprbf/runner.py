@@ -17,11 +17,9 @@ from __future__ import annotations
 
 import fnmatch
 import json
-import os
 import platform
 import shutil
 import subprocess
-import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -36,10 +34,11 @@ from joblib import Parallel, delayed, parallel_config
 from threadpoolctl import threadpool_limits
 
 from . import __version__
-from .checkpoint import Checkpoint
+from .checkpoint import Checkpoint, checkpoint_file
 from .config import Config
 from .datasets import DATASETS, Dataset
 from .errors import UserError
+from .fileio import write_atomic
 from .protocol import Task, check_budget, make_folds, run_task, task_seeds
 from .schema import SCHEMA
 from .seeding import derive_seed
@@ -137,17 +136,6 @@ def _git_commit() -> str | None:
     return rev.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def write_metadata(cfg: Config, out: Path, datasets: dict[str, Dataset], tasks: list[Task]) -> None:
     meta = {
         "experiment": experiment_name(cfg),
@@ -165,7 +153,7 @@ def write_metadata(cfg: Config, out: Path, datasets: dict[str, Dataset], tasks: 
         "task_seeds": {t.task_id: {k: v for k, v in task_seeds(t, cfg.protocol).items()
                                    if k != "strategy_seed"} for t in tasks},
     }
-    _write_atomic(out / "run.json", json.dumps(meta, indent=2, default=str).encode())
+    write_atomic(out / "run.json", json.dumps(meta, indent=2, default=str).encode())
     if cfg.reference:
         shutil.copyfile(cfg.reference, out / "reference.csv")
 
@@ -175,7 +163,7 @@ def write_task(df: pd.DataFrame, path: Path) -> None:
     table = pa.Table.from_pandas(df, schema=SCHEMA, preserve_index=False)
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink)
-    _write_atomic(path, sink.getvalue().to_pybytes())
+    write_atomic(path, sink.getvalue().to_pybytes())
 
 
 # --------------------------------------------------------------------------- execution
@@ -190,7 +178,8 @@ class CheckpointPlan:
     every_seconds: float
 
     def for_task(self, task: Task) -> Checkpoint:
-        return Checkpoint(self.directory / f"{task.task_id}.pkl", self.key, self.every_seconds)
+        return Checkpoint(checkpoint_file(self.directory, task.task_id), self.key,
+                          self.every_seconds)
 
 
 def _execute(task: Task, ds: Dataset, protocol, on_query=None,
@@ -304,12 +293,13 @@ def run_experiment(cfg: Config, out: str | Path | None = None, *, jobs: int = 1,
     tasks = select_tasks(all_tasks, only)
     if checkpoint_every is not None and not checkpoint_every >= 0:
         raise UserError(f"--checkpoint-every must be >= 0 seconds, got {checkpoint_every}")
+    ckpt_dir = out / "checkpoints"
     checkpoints = None if checkpoint_every is None else CheckpointPlan(
-        out / "checkpoints", f"{cfg.digest()}:{__version__}", float(checkpoint_every))
+        ckpt_dir, f"{cfg.digest()}:{__version__}", float(checkpoint_every))
     if force:
         for t in tasks:
             (tasks_dir / f"{t.task_id}.parquet").unlink(missing_ok=True)
-            (out / "checkpoints" / f"{t.task_id}.pkl").unlink(missing_ok=True)
+            checkpoint_file(ckpt_dir, t.task_id).unlink(missing_ok=True)
     tasks_dir.mkdir(parents=True, exist_ok=True)
     if checkpoints is not None:
         checkpoints.directory.mkdir(exist_ok=True)

@@ -15,6 +15,7 @@ can return them.  ``model_size()`` returns the number of components / support ve
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
@@ -120,11 +121,26 @@ class SklearnLearner(Learner):
         return None
 
 
+def publish_class(cls: type, name: str, module: str) -> type:
+    """Name a generated class ``module.name`` and bind it there, so that pickle finds it.
+
+    Checkpoints pickle the learner of a task in flight; a class made by ``type()`` or inside a
+    factory is only picklable under a module attribute that is the class itself.
+    """
+    mod = sys.modules[module]
+    if hasattr(mod, name):
+        raise ValueError(f"{module}.{name} already exists")
+    cls.__name__ = cls.__qualname__ = name
+    cls.__module__ = module
+    setattr(mod, name, cls)
+    return cls
+
+
 def sklearn_learner(make_estimator, doc: str, name: str) -> type[SklearnLearner]:
     """Make a registrable learner class whose parameters are the estimator's own.
 
-    The class is named ``name`` in the module of ``make_estimator``; assign it there under that
-    name so that pickle finds it (checkpoints pickle the learner of a task in flight).
+    The class is published as ``name`` in the module of ``make_estimator``
+    (:func:`publish_class`).
     """
 
     class _Learner(SklearnLearner):
@@ -133,10 +149,8 @@ def sklearn_learner(make_estimator, doc: str, name: str) -> type[SklearnLearner]
             self.params = params
 
     _Learner.__doc__ = doc
-    _Learner.__name__ = _Learner.__qualname__ = name
-    _Learner.__module__ = make_estimator.__module__
     _Learner.params_from = staticmethod(make_estimator)
-    return _Learner
+    return publish_class(_Learner, name, make_estimator.__module__)
 
 
 MODELS: Registry[type[Learner]] = Registry("model")

@@ -29,7 +29,7 @@ from ..prbf.incremental import (
     SelectedIncrementalPRBFSplit,
     SelectedPRBFSplit,
 )
-from .base import MODELS
+from .base import MODELS, publish_class
 from .prbf_models import PRBFLearner
 
 
@@ -68,9 +68,7 @@ def _register(name: str, estimator_class: type, doc: str) -> None:
     cls = type(f"{estimator_class.__name__}Learner", (EstimatorLearner,),
                {"estimator_class": estimator_class, "__doc__": doc,
                 "params_from": estimator_class})
-    assert cls.__name__ not in globals(), cls.__name__
-    globals()[cls.__name__] = cls   # a module attribute, so that pickle finds it (checkpoints)
-    MODELS.add(name, cls)
+    MODELS.add(name, publish_class(cls, cls.__name__, __name__))
 
 
 _register("incremental_prbf_split", IncrementalPRBFSplit,

@@ -23,7 +23,7 @@ from sklearn.base import clone
 
 from ..prbf._em import label_codes, predict_log_proba
 from ..prbf.estimators import PRBF, PRBFSplit, SemiSupervisedPRBF
-from .base import MODELS, Learner
+from .base import MODELS, Learner, publish_class
 
 
 class PRBFLearner(Learner):
@@ -75,9 +75,7 @@ def _learner(name: str, class_name: str, estimator_class: type, semi: bool, doc:
     cls = type(class_name, (PRBFLearner,),
                {"estimator_class": estimator_class, "semi_supervised": semi, "__doc__": doc,
                 "params_from": estimator_class})
-    assert class_name not in globals(), class_name
-    globals()[class_name] = cls   # a module attribute, so that pickle finds it (checkpoints)
-    MODELS.add(name, cls)
+    MODELS.add(name, publish_class(cls, class_name, __name__))
 
 
 _learner("prbf", "SupervisedPRBFLearner", PRBF, False,

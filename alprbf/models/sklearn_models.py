@@ -45,15 +45,10 @@ def _rf(n_estimators: int = 200, max_depth: int | None = None, min_samples_leaf:
                                   min_samples_leaf=min_samples_leaf, n_jobs=1)
 
 
-SVCLearner = sklearn_learner(_svc, "RBF-kernel SVM with Platt-scaled probabilities "
-                             "(sklearn SVC, one-vs-one).", "SVCLearner")
-LogisticRegressionLearner = sklearn_learner(_logreg, "Multinomial logistic regression.",
-                                            "LogisticRegressionLearner")
-GaussianNBLearner = sklearn_learner(_gnb, "Gaussian naive Bayes.", "GaussianNBLearner")
-RandomForestLearner = sklearn_learner(_rf, "Random forest (a strong modern baseline).",
-                                      "RandomForestLearner")
-
-MODELS.add("svc", SVCLearner)
-MODELS.add("logistic_regression", LogisticRegressionLearner)
-MODELS.add("gaussian_nb", GaussianNBLearner)
-MODELS.add("random_forest", RandomForestLearner)
+MODELS.add("svc", sklearn_learner(_svc, "RBF-kernel SVM with Platt-scaled probabilities "
+                                  "(sklearn SVC, one-vs-one).", "SVCLearner"))
+MODELS.add("logistic_regression", sklearn_learner(_logreg, "Multinomial logistic regression.",
+                                                  "LogisticRegressionLearner"))
+MODELS.add("gaussian_nb", sklearn_learner(_gnb, "Gaussian naive Bayes.", "GaussianNBLearner"))
+MODELS.add("random_forest", sklearn_learner(_rf, "Random forest (a strong modern baseline).",
+                                            "RandomForestLearner"))

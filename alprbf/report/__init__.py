@@ -147,23 +147,20 @@ def select_methods(frames: list[tuple[Experiment, pd.DataFrame]], patterns: Sequ
     that match no method, with the methods there are.
     """
     used: set[str] = set()
+    have: set[str] = set()
     out = []
     for e, d in frames:
-        full = d["model"] + METHOD_SEP + d["strategy"]
-        names = full.unique()
-        keep_names = set()
-        for p in patterns:
-            hit = {n for n in names if fnmatchcase(n, p)}
-            if hit:
-                used.add(p)
-            keep_names |= hit
-        if keep_names:
-            out.append((e, d[full.isin(keep_names)].reset_index(drop=True)))
+        names = method_labels(d)["full"]
+        have.update(names)
+        keep = {n for n in names for p in patterns if fnmatchcase(n, p)}
+        used.update(p for p in patterns if any(fnmatchcase(n, p) for n in names))
+        if keep:
+            rows = (d["model"] + METHOD_SEP + d["strategy"]).isin(keep)
+            out.append((e, d[rows].reset_index(drop=True)))
     missing = [p for p in patterns if p not in used]
     if missing:
-        have = sorted({m for _, d in frames for m in d["model"] + METHOD_SEP + d["strategy"]})
         raise UserError(f"--methods pattern(s) {', '.join(repr(p) for p in missing)} match no "
-                        f"method; methods: {', '.join(have)}")
+                        f"method; methods: {', '.join(sorted(have))}")
     return out
 
 
