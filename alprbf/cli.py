@@ -57,6 +57,9 @@ def run(
              "0: after every query.")] = 300.0,
     no_checkpoints: Annotated[bool, typer.Option(
         "--no-checkpoints", help="Do not save or resume mid-task checkpoints.")] = False,
+    task_threads: Annotated[int | None, typer.Option(
+        help="Threads per task inside a query (QBC trains its committee members in "
+             "parallel); results do not depend on it.  Default: CPUs / jobs.")] = None,
 ) -> None:
     """Run (or resume) an experiment and write one Parquet file per task."""
     from .config import load_config
@@ -67,7 +70,8 @@ def run(
     try:
         summary = run_experiment(cfg, out, jobs=jobs, backend=backend, scheduler=scheduler,
                                  force=force, progress=not quiet, only=only,
-                                 checkpoint_every=None if no_checkpoints else checkpoint_every)
+                                 checkpoint_every=None if no_checkpoints else checkpoint_every,
+                                 task_threads=task_threads)
     except KeyboardInterrupt:
         typer.echo("interrupted: finished tasks and checkpoints are saved; run the same command "
                    "again to resume", err=True)

@@ -184,7 +184,7 @@ def task_seeds(task: Task, protocol: Protocol) -> dict[str, object]:
 
 def run_task(task: Task, ds: Dataset, protocol: Protocol,
              on_query: Callable[[int], None] | None = None,
-             checkpoint: Checkpoint | None = None) -> pd.DataFrame:
+             checkpoint: Checkpoint | None = None, threads: int = 1) -> pd.DataFrame:
     """Run one task and return its rows (schema: :data:`alprbf.schema.SCHEMA`).
 
     Parameters
@@ -200,6 +200,9 @@ def run_task(task: Task, ds: Dataset, protocol: Protocol,
         Save the loop state there every ``checkpoint.every_seconds`` and resume from it when it
         holds this task (see :mod:`alprbf.checkpoint`).  The caller deletes it once the rows
         are written.
+    threads : int
+        Threads the strategy may use inside one query (today the QBC committee; see
+        :attr:`alprbf.strategies.base.QueryStrategy.threads`).  The rows do not depend on it.
     """
     root = protocol.seed
     dl = task.dataset.label
@@ -237,6 +240,7 @@ def run_task(task: Task, ds: Dataset, protocol: Protocol,
         query_seconds, remaining = state["query_seconds"], state["remaining"]
         if on_query is not None and protocol.budget > remaining:
             on_query(protocol.budget - remaining)
+    strategy.threads = max(1, int(threads))
     last_save = time.perf_counter()
     for it in range(start, n_rounds + 1):
         t0 = time.perf_counter()

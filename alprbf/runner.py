@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
-from joblib import Parallel, delayed, parallel_config
+from joblib import Parallel, cpu_count, delayed, parallel_config
 from threadpoolctl import threadpool_limits
 
 from . import __version__
@@ -183,12 +183,14 @@ class CheckpointPlan:
 
 
 def _execute(task: Task, ds: Dataset, protocol, on_query=None,
-             checkpoints: CheckpointPlan | None = None) -> tuple[Task, pd.DataFrame, float]:
-    """Run a task with single-threaded BLAS (parallelism comes from the task fan-out)."""
+             checkpoints: CheckpointPlan | None = None, threads: int = 1
+             ) -> tuple[Task, pd.DataFrame, float]:
+    """Run a task with single-threaded BLAS (parallelism comes from the task fan-out and,
+    inside a query, from ``threads`` Python threads)."""
     t0 = time.perf_counter()
     ckpt = checkpoints.for_task(task) if checkpoints is not None else None
     with threadpool_limits(limits=1):
-        df = run_task(task, ds, protocol, on_query=on_query, checkpoint=ckpt)
+        df = run_task(task, ds, protocol, on_query=on_query, checkpoint=ckpt, threads=threads)
     return task, df, time.perf_counter() - t0
 
 
@@ -201,15 +203,25 @@ class RunSummary:
     seconds: float
 
 
+def default_task_threads(jobs: int, backend: str, scheduler: str | None) -> int:
+    """Threads per task when the user does not say: this machine's CPUs shared by the ``jobs``
+    workers (1 on a remote dask scheduler, whose machines we cannot see)."""
+    if backend == "dask" and scheduler:
+        return 1
+    return max(1, cpu_count() // max(jobs, 1))
+
+
 def fan_out(todo: list[Task], datasets: dict[str, Dataset], protocol, jobs: int, backend: str,
-            scheduler: str | None, on_query=None, checkpoints: CheckpointPlan | None = None
-            ) -> Iterator[tuple[Task, pd.DataFrame, float]]:
+            scheduler: str | None, on_query=None, checkpoints: CheckpointPlan | None = None,
+            threads: int = 1) -> Iterator[tuple[Task, pd.DataFrame, float]]:
     """The one place where tasks are distributed: yields results as they finish."""
     if jobs == 1 and backend == "loky":
         for t in todo:  # in-process: per-query progress and plain tracebacks
-            yield _execute(t, datasets[t.dataset.label], protocol, on_query, checkpoints)
+            yield _execute(t, datasets[t.dataset.label], protocol, on_query, checkpoints,
+                           threads)
         return
-    calls = (delayed(_execute)(t, datasets[t.dataset.label], protocol, None, checkpoints)
+    calls = (delayed(_execute)(t, datasets[t.dataset.label], protocol, None, checkpoints,
+                               threads)
              for t in todo)
     if backend == "loky":
         yield from Parallel(n_jobs=jobs, return_as="generator_unordered")(calls)
@@ -252,7 +264,8 @@ def select_tasks(tasks: list[Task], only: Sequence[str] | None) -> list[Task]:
 def run_experiment(cfg: Config, out: str | Path | None = None, *, jobs: int = 1,
                    backend: str = "loky", scheduler: str | None = None, force: bool = False,
                    progress: bool = True, only: Sequence[str] | None = None,
-                   checkpoint_every: float | None = 300.0) -> RunSummary:
+                   checkpoint_every: float | None = 300.0,
+                   task_threads: int | None = None) -> RunSummary:
     """Run (or resume) an experiment and write its results.
 
     Parameters
@@ -275,11 +288,18 @@ def run_experiment(cfg: Config, out: str | Path | None = None, *, jobs: int = 1,
     checkpoint_every : float or None
         Seconds between two checkpoints of a task in flight (``out/checkpoints/``); a later
         run resumes an unfinished task from its checkpoint.  None: no checkpoints.
+    task_threads : int or None
+        Threads each task may use inside a query (the QBC committee trains its members in
+        parallel); the results do not depend on it.  None: :func:`default_task_threads`.
     """
     if backend not in BACKENDS:
         raise UserError(f"unknown backend '{backend}'; valid backends: {', '.join(BACKENDS)}")
     if jobs < 1:
         raise UserError(f"--jobs must be >= 1, got {jobs}")
+    if task_threads is None:
+        task_threads = default_task_threads(jobs, backend, scheduler)
+    if task_threads < 1:
+        raise UserError(f"--task-threads must be >= 1, got {task_threads}")
     out = Path(out) if out is not None else default_out_dir(cfg)
     tasks_dir = out / "tasks"
     old = out / "run.json"
@@ -314,7 +334,8 @@ def run_experiment(cfg: Config, out: str | Path | None = None, *, jobs: int = 1,
     done = 0
     with _Progress(progress, len(tasks), skipped, len(todo) * cfg.protocol.budget) as bar:
         for task, df, _secs in fan_out(todo, datasets, cfg.protocol, jobs, backend, scheduler,
-                                       on_query=bar.query, checkpoints=checkpoints):
+                                       on_query=bar.query, checkpoints=checkpoints,
+                                       threads=task_threads):
             write_task(df, tasks_dir / f"{task.task_id}.parquet")
             if checkpoints is not None:
                 checkpoints.for_task(task).clear()

@@ -17,6 +17,8 @@ Usage (needs the dataset mirror)::
         --datasets pendigits --queries 30
     python benchmarks/bench_active.py --datasets segmentation,waveform,optdigits,pendigits \
         --queries 15 --workers 2,16
+    python benchmarks/bench_active.py --methods 'incremental_ssl_prbf_literal / qbc_prbf' \
+        --task-threads 2      # one task using both cores (QBC members in parallel)
 
 Goals (issue 5): active PRBF <= 0.5 s and QBC <= 3 s per query on pen digits on 2 cores.
 """
@@ -38,7 +40,7 @@ from alprbf.runner import load_datasets, plan
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def measure(cfg, datasets, labels, n_queries):
+def measure(cfg, datasets, labels, n_queries, threads=1):
     proto = replace(cfg.protocol, budget=n_queries)
     out = []
     tasks = [t for t in plan(cfg) if t.fold == 0 and t.repetition == 0
@@ -47,7 +49,7 @@ def measure(cfg, datasets, labels, n_queries):
         ds = datasets[t.dataset.label]
         t0, c0 = time.perf_counter(), time.process_time()
         with threadpool_limits(limits=1):
-            df = run_task(t, ds, proto)
+            df = run_task(t, ds, proto, threads=threads)
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
         df = df.sort_values("iteration")
         per = (df["fit_seconds"] + df["query_seconds"]).to_numpy()[1:]   # one entry per query
@@ -83,6 +85,9 @@ def main(argv=None):
                     help="comma-separated method labels 'model / strategy' (default: all)")
     ap.add_argument("--queries", type=int, default=30)
     ap.add_argument("--workers", default="2,16")
+    ap.add_argument("--task-threads", type=int, default=1,
+                    help="threads per task inside a query (QBC members in parallel); the "
+                         "projection assumes one worker per core, i.e. 1")
     args = ap.parse_args(argv)
     cfg = load_config(args.config)
     labels = set(args.datasets.split(","))
@@ -93,7 +98,7 @@ def main(argv=None):
     cfg = replace(cfg, datasets=tuple(d for d in cfg.datasets if d.label in labels))
     datasets = load_datasets(cfg)
     budget = cfg.protocol.budget
-    recs = measure(cfg, datasets, labels, args.queries)
+    recs = measure(cfg, datasets, labels, args.queries, args.task_threads)
     print(f"{'dataset':14s} {'method':40s} {'fit+q':>7s} {'s/query':>8s} {'last10':>8s} "
           f"{'cpu/q':>7s} {'fold(s)':>9s} {'err':>6s} size")
     total = longest = 0.0
@@ -108,7 +113,8 @@ def main(argv=None):
               f"{np.mean(per[-10:]):8.3f} {r['cpu'] / r['n_queries']:7.3f} {fold:9.0f} "
               f"{r['final_error']:6.3f} "
               f"{r['final_size']}  (trend {a:.3f} + {b:.4f} * query)")
-    print(f"\nmeasured {args.queries} queries per task; folds extrapolated to {budget} queries")
+    print(f"\nmeasured {args.queries} queries per task with {args.task_threads} thread(s) per "
+          f"task; folds extrapolated to {budget} queries")
     print("fit+q: wall seconds of fit + query selection per query; s/query: plus the evaluation "
           "(test, train and labeled accuracy); cpu/q: this process's CPU seconds per query "
           "(one BLAS thread, evaluation included), which other load does not inflate")

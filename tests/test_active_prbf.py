@@ -206,6 +206,13 @@ def test_committee_members_are_diagonal_trained_and_deterministic():
     assert not np.allclose(a[0].means, a[1].means)  # members differ
     lp = m.committee_log_proba(X[:10], opts, np.random.default_rng(3))
     assert lp.shape == (4, 10, 3) and not np.any(np.isnan(lp))
+    # members trained in parallel threads are the sequential members, bit for bit
+    c = m.committee(opts, np.random.default_rng(3), n_threads=3)
+    for pa, pc in zip(a, c, strict=True):
+        for field in ("means", "covariances", "weights", "class_priors"):
+            np.testing.assert_array_equal(getattr(pa, field), getattr(pc, field))
+    np.testing.assert_array_equal(
+        m.committee_log_proba(X[:10], opts, np.random.default_rng(3), n_threads=2), lp)
 
 
 def test_labeled_statistics_use_labeled_rows_only():

@@ -81,6 +81,15 @@ def test_resumed_task_gives_the_uninterrupted_rows(setup, tmp_path):
         pd.testing.assert_frame_equal(_comparable(res), _comparable(ref))
 
 
+def test_task_threads_do_not_change_the_rows(setup):
+    cfg, datasets, tasks = setup
+    task = next(t for t in tasks if t.strategy.name == "qbc_prbf")
+    ds = datasets[task.dataset.label]
+    one = run_task(task, ds, cfg.protocol, threads=1)
+    two = run_task(task, ds, cfg.protocol, threads=2)
+    pd.testing.assert_frame_equal(_comparable(one), _comparable(two))
+
+
 def test_checkpoint_of_another_run_or_damaged_is_ignored(setup, tmp_path):
     cfg, datasets, tasks = setup
     task = tasks[0]

@@ -66,6 +66,8 @@ CASES = {
     "list unknown kind": (lambda t: ["list", "modles"], "did you mean 'models'"),
     "jobs zero": (lambda t: ["run", _tiny(t), "--jobs", "0", "-q", "--out", str(t / "o")],
                   "--jobs must be >= 1"),
+    "task threads zero": (lambda t: ["run", _tiny(t), "--task-threads", "0", "-q", "--out",
+                                      str(t / "o")], "--task-threads must be >= 1"),
     "bad report format": (lambda t: ["report", str(t), "--format", "html"], "--format 'html'"),
     "negative seed": (lambda t: ["validate", _tiny(t, protocol={"seed": -1})], "protocol.seed"),
     "initial size bigger than per-class rows": (lambda t: ["validate", _tiny(

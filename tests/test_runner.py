@@ -148,3 +148,14 @@ def test_only_runs_the_matching_tasks_and_a_full_run_fills_in_the_rest(tiny_conf
     with pytest.raises(UserError, match="matches none of the 8 task ids"):
         run_experiment(cfg, tmp_path / "r", progress=False, only=["nothing*"])
     assert full.n_done == 8
+
+
+def test_default_task_threads_share_the_cpus_between_workers(monkeypatch):
+    from alprbf import runner
+
+    monkeypatch.setattr(runner, "cpu_count", lambda: 8)
+    assert runner.default_task_threads(1, "loky", None) == 8
+    assert runner.default_task_threads(3, "loky", None) == 2
+    assert runner.default_task_threads(16, "loky", None) == 1
+    assert runner.default_task_threads(2, "dask", None) == 4
+    assert runner.default_task_threads(2, "dask", "tcp://host:8786") == 1

@@ -254,16 +254,18 @@ class ActivePRBFLearner(Learner):
         self._check_fitted()
         return int(self.split_.n_components)
 
-    def committee(self, options: CommitteeOptions, rng: np.random.Generator):
-        """Committee members (diagonal PRBFs) sampled around the current unsplit network."""
+    def committee(self, options: CommitteeOptions, rng: np.random.Generator,
+                  n_threads: int = 1):
+        """Committee members (diagonal PRBFs) sampled around the current unsplit network;
+        ``n_threads`` members are trained at a time (the members do not depend on it)."""
         self._check_fitted()
         return train_committee(self.data_, self.network_, self.estep_, options, rng,
-                               float(self.reg_covar))
+                               float(self.reg_covar), n_threads=n_threads)
 
     def committee_log_proba(self, X: np.ndarray, options: CommitteeOptions,
-                            rng: np.random.Generator) -> np.ndarray:
+                            rng: np.random.Generator, n_threads: int = 1) -> np.ndarray:
         """The ``qbc_prbf`` protocol: members' log posteriors on ``X``, (n_members, n, K)."""
-        return committee_log_proba(X, self.committee(options, rng))
+        return committee_log_proba(X, self.committee(options, rng, n_threads))
 
 
 class IncrementalSSLPRBFLearner(ActivePRBFLearner):

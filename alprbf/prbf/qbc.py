@@ -38,6 +38,7 @@ posterior, computed from log posteriors with ``0 log 0 = 0``.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -299,7 +300,7 @@ def network_statistics(data: PRBFData, estep: EStep, statistics: str = "labeled"
 
 def train_committee(data: PRBFData, network: PRBFParams, estep: EStep,
                     options: CommitteeOptions, rng: np.random.Generator,
-                    reg_covar: float = 1e-6) -> list[PRBFParams]:
+                    reg_covar: float = 1e-6, n_threads: int = 1) -> list[PRBFParams]:
     """Sample ``n_members`` diagonal PRBFs from the posteriors of ``network`` and train each by
     semi-supervised EM on all rows (§4.3, step 3a).
 
@@ -315,6 +316,11 @@ def train_committee(data: PRBFData, network: PRBFParams, estep: EStep,
     options : CommitteeOptions
     rng : numpy.random.Generator
     reg_covar : float
+    n_threads : int
+        Members trained at the same time (threads; numpy releases the GIL in the E and M
+        steps).  An execution resource, not part of the method: every member's starting
+        point is drawn first, in member order, and EM draws nothing, so the members are
+        identical for any ``n_threads``.
 
     Returns
     -------
@@ -328,13 +334,17 @@ def train_committee(data: PRBFData, network: PRBFParams, estep: EStep,
     diag = data if data.covariance_type == "diag" else prepare_data(
         data.X, data.y, data.n_classes, "diag")
     n_k = estep.counts.sum(axis=0) if options.sample_class_priors else None
-    members = []
-    for _ in range(options.n_members):
-        p0 = sample_member(post, network.class_priors, rng, reg_covar, n_k)
-        res = run_em(diag, p0, tol=options.em_tol, max_iter=options.em_max_iter,
-                     reg_covar=reg_covar)
-        members.append(res.params)
-    return members
+    starts = [sample_member(post, network.class_priors, rng, reg_covar, n_k)
+              for _ in range(options.n_members)]
+
+    def train(p0: PRBFParams) -> PRBFParams:
+        return run_em(diag, p0, tol=options.em_tol, max_iter=options.em_max_iter,
+                      reg_covar=reg_covar).params
+
+    if n_threads <= 1 or len(starts) <= 1:
+        return [train(p0) for p0 in starts]
+    with ThreadPoolExecutor(max_workers=min(n_threads, len(starts))) as pool:
+        return list(pool.map(train, starts))
 
 
 def committee_log_proba(X: np.ndarray, members: list[PRBFParams]) -> np.ndarray:

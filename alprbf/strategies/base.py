@@ -31,7 +31,17 @@ def select_top(scores: np.ndarray, candidates: np.ndarray, batch_size: int,
 
 
 class QueryStrategy:
-    """Base class; subclasses implement :meth:`score` or override :meth:`query`."""
+    """Base class; subclasses implement :meth:`score` or override :meth:`query`.
+
+    Attributes
+    ----------
+    threads : int
+        Threads one query may use (the runner sets it from ``--task-threads``).  An
+        execution resource, not a parameter of the method: a strategy that uses it must
+        return the same rows for every value.
+    """
+
+    threads: int = 1
 
     def query(self, X: np.ndarray, y: np.ndarray, model: Learner, batch_size: int,
               rng: np.random.Generator) -> np.ndarray:

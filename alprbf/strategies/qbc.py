@@ -3,10 +3,11 @@
 The committee is model-specific, so the strategy asks the learner for it through a small
 protocol: a learner usable with ``qbc_prbf`` has a method ::
 
-    committee_log_proba(X_pool, options, rng) -> ndarray of shape (n_members, n_pool, K)
+    committee_log_proba(X_pool, options, rng, n_threads) -> ndarray of shape (n_members, n_pool, K)
 
 returning every member's log class posteriors on the pool rows, where ``options`` is a
-:class:`alprbf.prbf.qbc.CommitteeOptions`.  The PRBF learners ``active_prbf`` and
+:class:`alprbf.prbf.qbc.CommitteeOptions` and ``n_threads`` the strategy's ``threads`` (members
+trained at the same time; the result must not depend on it).  The PRBF learners ``active_prbf`` and
 ``incremental_ssl_prbf`` implement it: they sample each member from the posteriors of their
 current (unsplit) network (eqs 40-49) and train it by semi-supervised EM on all training rows.
 """
@@ -74,5 +75,5 @@ class QBCPRBF(QueryStrategy):
                             f"committee (active_prbf, incremental_ssl_prbf); got "
                             f"{type(model).__name__}")
         pool = np.flatnonzero(~labeled_mask(y))
-        log_proba = model.committee_log_proba(X[pool], self.options, rng)
+        log_proba = model.committee_log_proba(X[pool], self.options, rng, self.threads)
         return select_top(kl_to_mean(log_proba), pool, batch_size, rng)
