@@ -19,6 +19,8 @@ Usage (needs the dataset mirror)::
         --queries 15 --workers 2,16
     python benchmarks/bench_active.py --methods 'incremental_ssl_prbf_literal / qbc_prbf' \
         --task-threads 2      # one task using both cores (QBC members in parallel)
+    python benchmarks/bench_active.py --checkpoint COPY_OF_A_LATE_CHECKPOINT.pkl --queries 5 \
+        --task-threads 2      # the late-fold regime (150-290 nodes), resumed from a checkpoint
 
 Goals (issue 5): active PRBF <= 0.5 s and QBC <= 3 s per query on pen digits on 2 cores.
 """
@@ -26,6 +28,10 @@ Goals (issue 5): active PRBF <= 0.5 s and QBC <= 3 s per query on pen digits on 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import pickle
+import shutil
+import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -33,6 +39,7 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from alprbf.checkpoint import Checkpoint
 from alprbf.config import load_config
 from alprbf.protocol import run_task
 from alprbf.runner import load_datasets, plan
@@ -77,6 +84,47 @@ def extrapolate(rec, budget):
     return rec["first_fit"] + float(np.sum(np.maximum(a + b * full, 0.0))), a, b
 
 
+class _Enough(Exception):
+    pass
+
+
+def from_checkpoint(cfg, path: Path, n_queries: int, threads: int) -> None:
+    """Time ``n_queries`` queries of a task resumed from one of its checkpoints.
+
+    A checkpoint written late in a fold (``OUT/checkpoints/<task>.pkl`` of a running
+    ``alprbf run``; copy it, it is deleted when the task ends) holds the real late-fold state:
+    a network of 150-290 nodes, the committee's priors, the labels so far.  The copy is read,
+    never written.
+    """
+    state = pickle.loads(path.read_bytes())
+    task_id = state["task_id"]
+    task = next((t for t in plan(cfg) if t.task_id == task_id), None)
+    if task is None:
+        raise SystemExit(f"{path}: task {task_id} is not in {cfg.name}")
+    cfg = replace(cfg, datasets=tuple(d for d in cfg.datasets if d.label == task.dataset.label))
+    ds = load_datasets(cfg)[task.dataset.label]
+    stamps = []
+
+    def on_query(n):
+        stamps.append(time.perf_counter())
+        if len(stamps) > n_queries:   # the first call reports the restored queries
+            raise _Enough
+
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(tmp) / "ck.pkl"
+        shutil.copyfile(path, copy)
+        ck = Checkpoint(copy, state["key"], every_seconds=float("inf"))
+        c0 = time.process_time()
+        with threadpool_limits(limits=1), contextlib.suppress(_Enough):
+            run_task(task, ds, cfg.protocol, on_query=on_query, checkpoint=ck, threads=threads)
+        cpu = time.process_time() - c0
+    per = np.diff(stamps)
+    size = state["model"].model_size()
+    print(f"{task_id}: resumed after {cfg.protocol.budget - state['remaining']} labels ({size} nodes), "
+          f"{threads} thread(s): {np.mean(per):.2f} s per query (fit + query + evaluation; "
+          f"{', '.join(f'{x:.1f}' for x in per)}), CPU {cpu / len(per):.2f} s per query")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--config", default=str(ROOT / "configs" / "table_000.yaml"))
@@ -88,8 +136,14 @@ def main(argv=None):
     ap.add_argument("--task-threads", type=int, default=1,
                     help="threads per task inside a query (QBC members in parallel); the "
                          "projection assumes one worker per core, i.e. 1")
+    ap.add_argument("--checkpoint", type=Path, default=None,
+                    help="time --queries queries of the task resumed from this checkpoint "
+                         "(late-fold regime) instead of a fold's first queries")
     args = ap.parse_args(argv)
     cfg = load_config(args.config)
+    if args.checkpoint is not None:
+        from_checkpoint(cfg, args.checkpoint, args.queries, args.task_threads)
+        return
     labels = set(args.datasets.split(","))
     if args.methods:
         keep = {m.strip() for m in args.methods.split(",")}
