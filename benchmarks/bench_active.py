@@ -120,7 +120,8 @@ def from_checkpoint(cfg, path: Path, n_queries: int, threads: int) -> None:
         cpu = time.process_time() - c0
     per = np.diff(stamps)
     size = state["model"].model_size()
-    print(f"{task_id}: resumed after {cfg.protocol.budget - state['remaining']} labels ({size} nodes), "
+    done = cfg.protocol.budget - state["remaining"]
+    print(f"{task_id}: resumed after {done} queried labels ({size} nodes), "
           f"{threads} thread(s): {np.mean(per):.2f} s per query (fit + query + evaluation; "
           f"{', '.join(f'{x:.1f}' for x in per)}), CPU {cpu / len(per):.2f} s per query")
 
