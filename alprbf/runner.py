@@ -44,6 +44,8 @@ from .schema import SCHEMA
 from .seeding import derive_seed
 
 BACKENDS = ("loky", "dask")
+EXECUTION_KEY = b"alprbf.execution"
+"""Parquet key-value metadata of a task file: JSON of how the task ran (see :func:`write_task`)."""
 
 
 def default_out_dir(cfg: Config, root: str | Path = "results") -> Path:
@@ -158,9 +160,18 @@ def write_metadata(cfg: Config, out: Path, datasets: dict[str, Dataset], tasks: 
         shutil.copyfile(cfg.reference, out / "reference.csv")
 
 
-def write_task(df: pd.DataFrame, path: Path) -> None:
-    """Write one task's rows atomically as Parquet."""
+def write_task(df: pd.DataFrame, path: Path, execution: dict | None = None) -> None:
+    """Write one task's rows atomically as Parquet.
+
+    ``execution`` (how the task ran: workers, backend, threads per task) goes into the file's
+    key-value metadata under ``alprbf.execution``: it explains the timing columns, and unlike
+    ``run.json``, which the last invocation rewrites, it stays with the task's rows.
+    """
     table = pa.Table.from_pandas(df, schema=SCHEMA, preserve_index=False)
+    if execution is not None:
+        meta = dict(table.schema.metadata or {})
+        meta[EXECUTION_KEY] = json.dumps(execution, sort_keys=True).encode()
+        table = table.replace_schema_metadata(meta)
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink)
     write_atomic(path, sink.getvalue().to_pybytes())
@@ -330,13 +341,14 @@ def run_experiment(cfg: Config, out: str | Path | None = None, *, jobs: int = 1,
     todo = [t for t in tasks if not (tasks_dir / f"{t.task_id}.parquet").exists()]
     skipped = len(tasks) - len(todo)
 
+    execution = {"jobs": jobs, "backend": backend, "task_threads": task_threads}
     t0 = time.perf_counter()
     done = 0
     with _Progress(progress, len(tasks), skipped, len(todo) * cfg.protocol.budget) as bar:
         for task, df, _secs in fan_out(todo, datasets, cfg.protocol, jobs, backend, scheduler,
                                        on_query=bar.query, checkpoints=checkpoints,
                                        threads=task_threads):
-            write_task(df, tasks_dir / f"{task.task_id}.parquet")
+            write_task(df, tasks_dir / f"{task.task_id}.parquet", execution)
             if checkpoints is not None:
                 checkpoints.for_task(task).clear()
             done += 1

@@ -11,11 +11,12 @@ import time
 
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 import pytest
 
 from alprbf.config import load_config
 from alprbf.errors import UserError
-from alprbf.runner import read_results, run_experiment
+from alprbf.runner import EXECUTION_KEY, default_task_threads, read_results, run_experiment
 from alprbf.schema import COLUMNS, KEY_COLUMNS, TIMING_COLUMNS
 
 from .conftest import write_config
@@ -50,6 +51,11 @@ def test_rows_follow_schema_and_protocol(tiny_config, tmp_path):
     assert all(len(v) == 1 for v in first)
     meta = json.loads((tmp_path / "r" / "run.json").read_text())
     assert meta["config_digest"] == cfg.digest() and meta["seed"] == 7
+    # every task file says how it ran (explains its timing columns)
+    for f in (tmp_path / "r" / "tasks").glob("*.parquet"):
+        how = json.loads(pq.read_schema(f).metadata[EXECUTION_KEY])
+        assert how == {"jobs": 1, "backend": "loky",
+                       "task_threads": default_task_threads(1, "loky", None)}
     assert set(meta["task_seeds"]) == set(df.task_id)
     assert meta["datasets"]["iris"]["shape"] == [150, 4]
 
