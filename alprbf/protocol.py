@@ -240,7 +240,7 @@ def run_task(task: Task, ds: Dataset, protocol: Protocol,
         query_seconds, remaining = state["query_seconds"], state["remaining"]
         if on_query is not None and protocol.budget > remaining:
             on_query(protocol.budget - remaining)
-    strategy.threads = max(1, int(threads))
+    strategy.threads = threads
     last_save = time.perf_counter()
     for it in range(start, n_rounds + 1):
         t0 = time.perf_counter()

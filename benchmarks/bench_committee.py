@@ -27,25 +27,14 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from alprbf.prbf._em import prepare_data, run_em
-from alprbf.prbf.qbc import (
-    committee_posterior,
-    network_statistics,
-    sample_member,
-    train_committee,
-)
+from alprbf.prbf._em import run_em
+from alprbf.prbf.qbc import committee_starts, train_committee
 
 
 def members_one_by_one(model, options, seed):
-    """EM iterations and seconds of each member (the body of ``train_committee``)."""
-    reg = options.reg_covar if options.reg_covar is not None else float(model.reg_covar)
-    data = model.data_
-    post = committee_posterior(network_statistics(data, model.estep_, options.statistics, reg))
-    diag = data if data.covariance_type == "diag" else prepare_data(
-        data.X, data.y, data.n_classes, "diag")
-    rng = np.random.default_rng(seed)
-    starts = [sample_member(post, model.network_.class_priors, rng, reg)
-              for _ in range(options.n_members)]
+    """EM iterations, seconds and parameters of each member, trained one after the other."""
+    diag, starts, reg = committee_starts(model.data_, model.network_, model.estep_, options,
+                                         np.random.default_rng(seed), float(model.reg_covar))
     out = []
     for p0 in starts:
         t0 = time.perf_counter()

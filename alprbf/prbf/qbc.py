@@ -298,6 +298,34 @@ def network_statistics(data: PRBFData, estep: EStep, statistics: str = "labeled"
     raise ValueError(f"statistics must be one of {', '.join(STATISTICS)}; got {statistics!r}")
 
 
+def committee_starts(data: PRBFData, network: PRBFParams, estep: EStep,
+                     options: CommitteeOptions, rng: np.random.Generator,
+                     reg_covar: float = 1e-6) -> tuple[PRBFData, list[PRBFParams], float]:
+    """The committee's starting points: ``n_members`` diagonal PRBFs drawn, in member order,
+    from the posteriors of ``network`` (eqs 40-49).
+
+    Parameters are those of :func:`train_committee`.
+
+    Returns
+    -------
+    diag : PRBFData
+        The training rows prepared for diagonal covariances (``data`` itself if it already is).
+    starts : list of PRBFParams
+    reg_covar : float
+        The members' covariance floor (``options.reg_covar`` if set, else ``reg_covar``).
+    """
+    if options.reg_covar is not None:
+        reg_covar = options.reg_covar
+    stats = network_statistics(data, estep, options.statistics, reg_covar)
+    post = committee_posterior(stats)
+    diag = data if data.covariance_type == "diag" else prepare_data(
+        data.X, data.y, data.n_classes, "diag")
+    n_k = estep.counts.sum(axis=0) if options.sample_class_priors else None
+    starts = [sample_member(post, network.class_priors, rng, reg_covar, n_k)
+              for _ in range(options.n_members)]
+    return diag, starts, reg_covar
+
+
 def train_committee(data: PRBFData, network: PRBFParams, estep: EStep,
                     options: CommitteeOptions, rng: np.random.Generator,
                     reg_covar: float = 1e-6, n_threads: int = 1) -> list[PRBFParams]:
@@ -319,23 +347,15 @@ def train_committee(data: PRBFData, network: PRBFParams, estep: EStep,
     n_threads : int
         Members trained at the same time (threads; numpy releases the GIL in the E and M
         steps).  An execution resource, not part of the method: every member's starting
-        point is drawn first, in member order, and EM draws nothing, so the members are
-        identical for any ``n_threads``.
+        point is drawn first (:func:`committee_starts`) and EM draws nothing, so the members
+        are identical for any ``n_threads``.
 
     Returns
     -------
     list of PRBFParams
         Diagonal-covariance members.
     """
-    if options.reg_covar is not None:
-        reg_covar = options.reg_covar
-    stats = network_statistics(data, estep, options.statistics, reg_covar)
-    post = committee_posterior(stats)
-    diag = data if data.covariance_type == "diag" else prepare_data(
-        data.X, data.y, data.n_classes, "diag")
-    n_k = estep.counts.sum(axis=0) if options.sample_class_priors else None
-    starts = [sample_member(post, network.class_priors, rng, reg_covar, n_k)
-              for _ in range(options.n_members)]
+    diag, starts, reg_covar = committee_starts(data, network, estep, options, rng, reg_covar)
 
     def train(p0: PRBFParams) -> PRBFParams:
         return run_em(diag, p0, tol=options.em_tol, max_iter=options.em_max_iter,

@@ -38,12 +38,12 @@ from collections.abc import Sequence
 from fnmatch import fnmatchcase
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from ..errors import UserError
 from . import metrics, plots, stats, tables
 from .io import (
-    METHOD_SEP,
     Experiment,
     add_method_column,
     find_experiments,
@@ -150,12 +150,15 @@ def select_methods(frames: list[tuple[Experiment, pd.DataFrame]], patterns: Sequ
     have: set[str] = set()
     out = []
     for e, d in frames:
-        names = method_labels(d)["full"]
-        have.update(names)
-        keep = {n for n in names for p in patterns if fnmatchcase(n, p)}
-        used.update(p for p in patterns if any(fnmatchcase(n, p) for n in names))
-        if keep:
-            rows = (d["model"] + METHOD_SEP + d["strategy"]).isin(keep)
+        labels = method_labels(d)
+        have.update(labels["full"])
+        match = np.array([[fnmatchcase(n, p) for p in patterns] for n in labels["full"]],
+                         dtype=bool).reshape(len(labels), len(patterns))
+        used.update(p for p, hit in zip(patterns, match.any(axis=0), strict=True) if hit)
+        kept = labels.loc[match.any(axis=1), ["model", "strategy"]]
+        if len(kept):
+            rows = pd.MultiIndex.from_frame(d[["model", "strategy"]]).isin(
+                pd.MultiIndex.from_frame(kept))
             out.append((e, d[rows].reset_index(drop=True)))
     missing = [p for p in patterns if p not in used]
     if missing:
