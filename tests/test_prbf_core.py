@@ -32,6 +32,7 @@ from alprbf.prbf import (
     run_em,
     split_params,
 )
+from alprbf.prbf._gaussian import gaussian_parameters_and_precisions, weighted_moments
 
 from .test_prbf_core_oracles import (
     brute_e_step,
@@ -93,6 +94,57 @@ def test_full_features_blockwise_equals_cached():
     for u, v in zip(estimate_gaussian_parameters(None, resp, 1e-6, "full", features=cached),
                     estimate_gaussian_parameters(None, resp, 1e-6, "full", features=blocked),
                     strict=True):
+        np.testing.assert_allclose(u, v, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("ct", CTS)
+@pytest.mark.parametrize("cached", [True, False])
+def test_weighted_moments_equal_direct_sums(ct, cached):
+    X, _ = _blobs(7, n=50)
+    rng = np.random.default_rng(7)
+    extra = rng.normal(size=(2, len(X)))
+    f = GaussianFeatures(X, ct, extra=extra, max_bytes=2**30 if cached else 0)
+    f.block_rows = 16
+    assert (f.weights_T is not None) == cached
+    resp = rng.dirichlet(np.ones(4), size=len(X))
+    for r in (resp, np.asfortranarray(resp)):
+        S = weighted_moments(f, r)
+        Xc = X - X.mean(axis=0)
+        if ct == "full":
+            iu = np.triu_indices(X.shape[1])
+            quad = Xc[:, iu[0]] * Xc[:, iu[1]]
+        elif ct == "diag":
+            quad = Xc * Xc
+        else:
+            quad = np.sum(Xc * Xc, axis=1, keepdims=True)
+        rows = np.hstack([quad, Xc, np.ones((len(X), 1)), np.sum(Xc * Xc, axis=1)[:, None],
+                          extra.T])
+        direct = np.array([[np.sum(r[:, j] * rows[:, c]) for c in range(rows.shape[1])]
+                           for j in range(r.shape[1])])
+        np.testing.assert_allclose(S, direct, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("ct", CTS)
+def test_e_step_reusing_a_spent_e_step_equals_a_fresh_one(ct):
+    X, y = _blobs(8, n=80)
+    y = y.astype(float)
+    y[::3] = np.nan                                  # labeled and unlabeled rows
+    data = prepare_data(X, y, 2, ct)
+    rng = np.random.default_rng(8)
+    p1, p2 = (_random_params(rng, 4, 3, 2, ct, X) for _ in range(2))
+    spent = e_step(data, p1)
+    fresh = e_step(data, p2)
+    reused = e_step(data, p2, reuse=spent)
+    assert np.shares_memory(reused.resp, spent.resp)   # the arrays were recycled
+    for name in ("log_prob", "log_weighted", "resp", "log_norm", "counts", "moments"):
+        np.testing.assert_array_equal(getattr(reused, name), getattr(fresh, name), err_msg=name)
+    assert reused.loglik == fresh.loglik
+    # the fused moments are those of the responsibilities, and give the same M-step
+    np.testing.assert_allclose(fresh.moments, weighted_moments(data.features, fresh.resp),
+                               rtol=1e-12, atol=1e-12)
+    a = gaussian_parameters_and_precisions(data.features, fresh.resp, 1e-6, fresh.moments)
+    b = gaussian_parameters_and_precisions(data.features, fresh.resp, 1e-6)
+    for u, v in zip(a, b, strict=True):
         np.testing.assert_allclose(u, v, rtol=1e-12, atol=1e-12)
 
 

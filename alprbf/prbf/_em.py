@@ -47,6 +47,7 @@ from ._gaussian import (
     estimate_gaussian_parameters,
     estimate_log_gaussian_prob,
     gaussian_parameters_and_precisions,
+    weighted_moments,
 )
 from ._params import PRBFParams
 
@@ -86,7 +87,9 @@ class PRBFData:
     class_counts : ndarray (K,), float
         ``N_k``.
     features : GaussianFeatures
-        Cached data quantities for the covariance type.
+        Cached data quantities for the covariance type, with the ``K + 1`` columns of
+        ``onehot_ext`` as its extra rows (so one product gives the M-step's moments and the
+        E-step's class counts).
     codes_ext : ndarray (n,), int
         ``y`` with unlabeled rows coded ``K`` (indexes the E-step's (M, K+1) offset table).
     onehot_ext : ndarray (n, K+1), float
@@ -165,9 +168,9 @@ def prepare_data(X: np.ndarray, y: np.ndarray, n_classes: int,
     codes_ext = np.where(codes_all < 0, n_classes, codes_all)
     onehot_ext = np.zeros((len(codes_all), n_classes + 1))
     onehot_ext[np.arange(len(codes_all)), codes_ext] = 1.0
+    features = GaussianFeatures(X, check_covariance_type(covariance_type), extra=onehot_ext.T)
     return PRBFData(X, codes_all, n_classes, labeled, unlabeled, codes, onehot, class_counts,
-                    GaussianFeatures(X, check_covariance_type(covariance_type)),
-                    codes_ext, onehot_ext)
+                    features, codes_ext, onehot_ext)
 
 
 # --------------------------------------------------------------------------------------------
@@ -194,19 +197,21 @@ def exp_flushed(a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     return out
 
 
-def _normalize_log_cols(aT: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _normalize_log_cols(aT: np.ndarray, out: np.ndarray | None = None
+                        ) -> tuple[np.ndarray, np.ndarray]:
     """Column-wise log-sum-exp and normalised exponentials of ``aT`` (M, n) (not changed).
 
     Works on the transposed (components x rows) layout, where the reductions over components
     are fast.  Returns ``log_norm`` (n,) and ``respT`` (M, n) with columns summing to 1;
     entries below ``exp(_FLUSH_LOG)`` relative to the column maximum are flushed to 0.
     Columns that are entirely ``-inf`` give ``log_norm = -inf`` and zero responsibilities.
+    ``out`` (M, n), if given, receives ``respT``.
     """
     m = aT.max(axis=0)
     bad = ~np.isfinite(m)
     if bad.any():
         m[bad] = 0.0
-    e = aT - m
+    e = np.subtract(aT, m, out=out)
     exp_flushed(e, out=e)
     s = e.sum(axis=0)
     with np.errstate(divide="ignore"):
@@ -256,6 +261,9 @@ class EStep:
         Labeled rows: ``log p(x|y)``; unlabeled rows: ``log p(x)``.
     counts : ndarray (M, K)
         ``sum_x p(j, k|x)`` over all rows: numerators of 001 eq 10 / 000 eq 28.
+    moments : ndarray (M, n_design + 1 + K + 1)
+        :func:`~alprbf.prbf._gaussian.weighted_moments` of ``resp``: everything the M-step
+        needs, computed here in the same product as ``counts``.
     loglik : float
         Joint log-likelihood, 000 eq 17.
     loglik_labeled : float
@@ -269,6 +277,7 @@ class EStep:
     counts: np.ndarray
     loglik: float
     loglik_labeled: float
+    moments: np.ndarray
 
     @property
     def log_resp(self) -> np.ndarray:
@@ -276,7 +285,8 @@ class EStep:
         return self.log_weighted - norm[:, None]
 
 
-def e_step(data: PRBFData, params: PRBFParams, log_prob: np.ndarray | None = None) -> EStep:
+def e_step(data: PRBFData, params: PRBFParams, log_prob: np.ndarray | None = None,
+           reuse: EStep | None = None) -> EStep:
     """Posterior responsibilities and log-likelihood for the current parameters.
 
     Parameters
@@ -286,30 +296,44 @@ def e_step(data: PRBFData, params: PRBFParams, log_prob: np.ndarray | None = Non
         With ``params.n_classes == data.n_classes`` and the same covariance type.
     log_prob : ndarray (n, M), optional
         Precomputed ``log N(x_i; mu_j, Sigma_j)`` (skips the Gaussian evaluation).
+    reuse : EStep, optional
+        A spent E-step on the same rows with the same number of components: its (n, M)
+        arrays are overwritten with the results (an EM loop passes the previous iteration's,
+        which saves paging in three fresh arrays per iteration).  Do not use ``reuse`` after.
 
     Returns
     -------
     EStep
     """
+    M = params.n_components
+    n = data.n_samples
+    K = data.n_classes
+    bufs = (None, None, None)
+    if reuse is not None and reuse.resp.shape == (n, M) and (log_prob is None
+                                                             or log_prob is not reuse.log_prob):
+        bufs = (reuse.log_prob.T, reuse.log_weighted.T, reuse.resp.T)
     if log_prob is None:
         log_prob = estimate_log_gaussian_prob(None, params.means, params.precisions_cholesky,
-                                              params.covariance_type, features=data.features)
+                                              params.covariance_type, features=data.features,
+                                              out=bufs[0])
     lpT = log_prob.T                                        # (M, n), C-contiguous if ours
-    M, n = lpT.shape
-    K = data.n_classes
-    # offsets: log pi_{j, y} for a labeled row, log w_j for an unlabeled one (table column K)
+    # offsets: log pi_{j, y} for a labeled row, log w_j for an unlabeled one (table column K);
+    # every row gets the unlabeled column by broadcasting, then labeled rows are redone
     w = mixture_weights(params)
     table = np.empty((M, K + 1))
     table[:, :K] = safe_log(params.weights)
     table[:, K] = safe_log(w)
-    wT = np.take(table, data.codes_ext, axis=1)             # (M, n)
-    wT += lpT
-    log_norm, respT = _normalize_log_cols(wT)
+    wT = np.add(lpT, table[:, K:], out=bufs[1])             # (M, n)
+    if data.n_labeled:
+        lab = data.labeled
+        wT[:, lab] = lpT[:, lab] + table[:, data.codes]
+    log_norm, respT = _normalize_log_cols(wT, out=bufs[2])
 
     # counts[j, k] = sum_x p(j, k|x): labeled rows directly, unlabeled ones as c_jk * g_j with
-    # g_j = sum_unlabeled r_j(x) (the last column of the product)
-    cg = respT @ data.onehot_ext                            # (M, K+1)
-    counts = cg[:, :K]
+    # g_j = sum_unlabeled r_j(x) (the last column of cg); one product with the M-step moments
+    moments = weighted_moments(data.features, respT.T)
+    cg = moments[:, -(K + 1):]                              # respT @ onehot_ext, (M, K+1)
+    counts = np.ascontiguousarray(cg[:, :K])
     if np.all(np.isfinite(log_norm)):
         per_class = log_norm @ data.onehot_ext              # (K+1,) sums of log_norm
     else:  # -inf rows (impossible for valid parameters): avoid -inf * 0 = nan
@@ -324,9 +348,7 @@ def e_step(data: PRBFData, params: PRBFParams, log_prob: np.ndarray | None = Non
         c[~np.isfinite(c)] = 0.0
         counts = counts + c * cg[:, K:]
         loglik += float(per_class[K])
-    else:
-        counts = np.ascontiguousarray(counts)
-    return EStep(log_prob, wT.T, respT.T, log_norm, counts, loglik, loglik_labeled)
+    return EStep(log_prob, wT.T, respT.T, log_norm, counts, loglik, loglik_labeled, moments)
 
 
 def joint_log_resp(estep: EStep, params: PRBFParams, rows: np.ndarray) -> np.ndarray:
@@ -371,7 +393,7 @@ def m_step(data: PRBFData, estep: EStep, params: PRBFParams, reg_covar: float = 
     """
     ct = params.covariance_type
     _, means, covs, prec = gaussian_parameters_and_precisions(data.features, estep.resp,
-                                                              reg_covar)
+                                                              reg_covar, estep.moments)
     keep = estep.counts.sum(axis=1) < DEAD_MASS
     if fixed_components is not None:
         keep = keep | np.asarray(fixed_components, dtype=bool)
@@ -455,7 +477,7 @@ def run_em(data: PRBFData, params: PRBFParams, *, tol: float = 1e-4, max_iter: i
     it = 0
     for it in range(1, max_iter + 1):  # noqa: B007
         params = m_step(data, est, params, reg_covar, update_priors, fixed_components)
-        est = e_step(data, params)
+        est = e_step(data, params, reuse=est)
         history.append(est.loglik)
         if abs(history[-1] - history[-2]) < tol * n:
             converged = True

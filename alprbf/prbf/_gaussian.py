@@ -71,6 +71,10 @@ class GaussianFeatures:
     max_bytes : int
         Cache the design matrix when it fits in this many bytes; otherwise it is rebuilt
         block by block at each use (only "full" can be that large).
+    extra : ndarray of shape (e, n), optional
+        Further per-row weights whose responsibility-weighted sums every M-step needs (the
+        EM passes its class indicators).  They are stored below the design matrix, so that
+        :func:`weighted_moments` gets all sums from one matrix product.
 
     Attributes
     ----------
@@ -82,13 +86,18 @@ class GaussianFeatures:
         ``X - center``.
     n_quad : int
         Number of quadratic columns: d(d+1)/2 ("full"), d ("diag"), 1 ("spherical").
-    ZT : ndarray (n_quad + d + 1, n) or None
+    n_design : int
+        ``n_quad + d + 1``: the columns of ``Z``.
+    ZT : ndarray (n_design, n) or None
         The design matrix ``Z = [q(Xc) | Xc | 1]`` when cached, stored transposed (rows of
-        ``ZT`` are contiguous, which makes building it and both matrix products fast).
+        ``ZT`` are contiguous, which makes building it and both matrix products fast); a view
+        of the first rows of ``weights_T``.
+    weights_T : ndarray (n_design + 1 + e, n) or None
+        ``[Z^T ; |Xc|^2 ; extra]`` when cached (see :func:`weighted_moments`).
     """
 
     def __init__(self, X: np.ndarray, covariance_type: str,
-                 max_bytes: int = MAX_FEATURE_BYTES) -> None:
+                 max_bytes: int = MAX_FEATURE_BYTES, extra: np.ndarray | None = None) -> None:
         check_covariance_type(covariance_type)
         X = np.asarray(X, dtype=np.float64)
         self.X = X
@@ -100,20 +109,34 @@ class GaussianFeatures:
         self.radius = float(self.row_norms.max()) if n else 0.0
         self.iu = np.triu_indices(d)
         self.n_quad = {"full": len(self.iu[0]), "diag": d, "spherical": 1}[covariance_type]
-        width = self.n_quad + d + 1
-        self.block_rows = max(1, _BLOCK_BYTES // (8 * width))
-        self.ZT = self._design(self.Xc) if n * width * 8 <= max_bytes else None
+        self.n_design = self.n_quad + d + 1
+        self.extra = (np.zeros((0, n)) if extra is None
+                      else np.ascontiguousarray(extra, dtype=np.float64))
+        if self.extra.ndim != 2 or self.extra.shape[1] != n:
+            raise ValueError(f"extra must have shape (e, {n}); got {self.extra.shape}")
+        self.block_rows = max(1, _BLOCK_BYTES // (8 * self.n_design))
+        rows = self.n_design + 1 + len(self.extra)
+        self.weights_T = None
+        if n * rows * 8 <= max_bytes:
+            self.weights_T = np.empty((rows, n))
+            self._design(self.Xc, out=self.weights_T[:self.n_design])
+            self.weights_T[self.n_design] = self.row_norms ** 2
+            self.weights_T[self.n_design + 1:] = self.extra
+
+    @property
+    def ZT(self) -> np.ndarray | None:
+        return None if self.weights_T is None else self.weights_T[:self.n_design]
 
     @property
     def n_samples(self) -> int:
         return self.X.shape[0]
 
-    def _design(self, Xc: np.ndarray) -> np.ndarray:
+    def _design(self, Xc: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """Transposed design matrix ``Z^T`` (n_quad + d + 1, len(Xc)) of some centred rows."""
         n, d = Xc.shape
         q = self.n_quad
         XT = np.ascontiguousarray(Xc.T)
-        ZT = np.empty((q + d + 1, n))
+        ZT = np.empty((q + d + 1, n)) if out is None else out
         if self.covariance_type == "full":
             o = 0
             for a in range(d):                          # rows (a, a..d-1) of the triangle
@@ -234,7 +257,8 @@ def precisions_from_cholesky(precisions_cholesky: np.ndarray, covariance_type: s
 
 def estimate_log_gaussian_prob(X: np.ndarray | None, means: np.ndarray,
                                precisions_cholesky: np.ndarray, covariance_type: str,
-                               features: GaussianFeatures | None = None) -> np.ndarray:
+                               features: GaussianFeatures | None = None,
+                               out: np.ndarray | None = None) -> np.ndarray:
     """Log densities ``log N(x_i; mu_j, Sigma_j)`` (001 eq 5 / 000 eq 5).
 
     Parameters
@@ -245,6 +269,9 @@ def estimate_log_gaussian_prob(X: np.ndarray | None, means: np.ndarray,
     covariance_type : {"full", "diag", "spherical"}
     features : GaussianFeatures, optional
         Precomputed design matrix of ``X`` (speeds up repeated calls on the same data).
+    out : ndarray of shape (M, n), optional
+        C-contiguous array to write the result into (its transpose is returned); an EM loop
+        passes its previous iteration's array instead of paging in a new one.
 
     Returns
     -------
@@ -277,10 +304,10 @@ def estimate_log_gaussian_prob(X: np.ndarray | None, means: np.ndarray,
     log_det = log_det_cholesky(pc, covariance_type, d)
     B[-1] = -0.5 * np.einsum("ja,ja->j", muc, Pm) - 0.5 * d * _LOG_2PI + log_det
     BT = np.ascontiguousarray(B.T)
+    outT = np.empty((M, n)) if out is None else out
     if f.ZT is not None:
-        outT = BT @ f.ZT
+        np.matmul(BT, f.ZT, out=outT)
     else:
-        outT = np.empty((M, n))
         for rows, ZTb in f.blocks():
             np.matmul(BT, ZTb, out=outT[:, rows])
     limit = _accurate_radius(muc, pc, covariance_type)
@@ -341,8 +368,69 @@ def _direct_covariance(diff: np.ndarray, r: np.ndarray, nk: float, reg_covar: fl
     return v if covariance_type == "diag" else v.mean()
 
 
+def weighted_moments(features: GaussianFeatures, resp: np.ndarray) -> np.ndarray:
+    """Responsibility-weighted sums of the design rows: ``(R^T [Z | |xc|^2 | extra])``.
+
+    Parameters
+    ----------
+    features : GaussianFeatures
+    resp : ndarray (n, M)
+        Non-negative weights of every row for every component.
+
+    Returns
+    -------
+    ndarray (M, n_design + 1 + e)
+        Per component: the second moments, first moments and total weight (``Z``; the input
+        of :func:`parameters_from_moments`), the weighted sum of ``|x - center|^2`` and the
+        weighted sums of the ``extra`` rows.  One matrix product when the design is cached.
+    """
+    resp = np.asarray(resp, dtype=np.float64)
+    M = resp.shape[1]
+    f = features
+    if f.weights_T is not None:
+        # the product is ~3x faster when the operand with n rows is contiguous along n
+        if resp.flags.f_contiguous:
+            return (f.weights_T @ resp).T
+        return resp.T @ f.weights_T.T
+    w = f.n_design
+    S = np.zeros((M, w + 1 + len(f.extra)))
+    for rows, ZTb in f.blocks():
+        if resp.flags.f_contiguous:
+            S[:, :w] += (ZTb @ resp[rows]).T
+        else:
+            S[:, :w] += resp[rows].T @ ZTb.T
+    S[:, w] = f.row_norms ** 2 @ resp
+    S[:, w + 1:] = (f.extra @ resp).T
+    return S
+
+
+def parameters_from_moments(features: GaussianFeatures, moments: np.ndarray,
+                            reg_covar: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Weighted means and covariances from :func:`weighted_moments` (see
+    :func:`estimate_gaussian_parameters` for the returned values)."""
+    f = features
+    d = f.X.shape[1]
+    q = f.n_quad
+    ct = f.covariance_type
+    S = moments[:, :f.n_design]
+    nk = S[:, -1] + 10.0 * np.finfo(np.float64).eps
+    S = S / nk[:, None]
+    mc = S[:, q:q + d]
+    if ct == "full":
+        C = S[:, :q] - mc[:, f.iu[0]] * mc[:, f.iu[1]]
+        cov = _unpack_sym(C, f.iu, d)
+        diag = np.einsum("jaa->ja", cov)  # writable view of the diagonals
+        np.maximum(diag, 0.0, out=diag)
+        diag += reg_covar
+    elif ct == "diag":
+        cov = np.maximum(S[:, :q] - mc * mc, 0.0) + reg_covar
+    else:
+        cov = np.maximum(S[:, 0] - np.einsum("ja,ja->j", mc, mc), 0.0) / d + reg_covar
+    return nk, mc + f.center, cov
+
+
 def gaussian_parameters_and_precisions(features: GaussianFeatures, resp: np.ndarray,
-                                       reg_covar: float
+                                       reg_covar: float, moments: np.ndarray | None = None
                                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """:func:`estimate_gaussian_parameters` + :func:`compute_precision_cholesky`, accurate.
 
@@ -359,16 +447,20 @@ def gaussian_parameters_and_precisions(features: GaussianFeatures, resp: np.ndar
     features : GaussianFeatures
     resp : ndarray (n, M)
     reg_covar : float
+    moments : ndarray (M, n_design + 1 + e), optional
+        ``weighted_moments(features, resp)`` when the caller has it already (the E-step does).
 
     Returns
     -------
     nk : (M,), means : (M, d), covariances, precisions_cholesky
     """
     ct = features.covariance_type
-    nk, means, covs = estimate_gaussian_parameters(None, resp, reg_covar, ct, features=features)
+    if moments is None:
+        moments = weighted_moments(features, resp)
+    nk, means, covs = parameters_from_moments(features, moments, reg_covar)
     prec = compute_precision_cholesky(covs, ct)
     muc = means - features.center
-    extent = np.sqrt((features.row_norms ** 2 @ resp) / np.maximum(nk, 1e-300))
+    extent = np.sqrt(moments[:, features.n_design] / np.maximum(nk, 1e-300))
     bad = np.flatnonzero(extent > _accurate_radius(muc, prec, ct))
     if len(bad):
         for j in bad:
@@ -403,28 +495,4 @@ def estimate_gaussian_parameters(X: np.ndarray | None, resp: np.ndarray, reg_cov
         ``reg_covar`` on the diagonal; for "spherical" the mean of the diagonal variances.
     """
     f = _as_features(X, covariance_type, features)
-    n, d = f.X.shape
-    resp = np.asarray(resp, dtype=np.float64)
-    M = resp.shape[1]
-    q = f.n_quad
-    # the product is ~3x faster when the operand with n rows is contiguous along n
-    S = np.zeros((M, q + d + 1))
-    for rows, ZTb in f.blocks():
-        if resp.flags.f_contiguous:
-            S += resp[rows].T @ ZTb.T
-        else:
-            S += (ZTb @ resp[rows]).T
-    nk = S[:, -1] + 10.0 * np.finfo(np.float64).eps
-    S /= nk[:, None]
-    mc = S[:, q:q + d]
-    if covariance_type == "full":
-        C = S[:, :q] - mc[:, f.iu[0]] * mc[:, f.iu[1]]
-        cov = _unpack_sym(C, f.iu, d)
-        diag = np.einsum("jaa->ja", cov)  # writable view of the diagonals
-        np.maximum(diag, 0.0, out=diag)
-        diag += reg_covar
-    elif covariance_type == "diag":
-        cov = np.maximum(S[:, :q] - mc * mc, 0.0) + reg_covar
-    else:
-        cov = np.maximum(S[:, 0] - np.einsum("ja,ja->j", mc, mc), 0.0) / d + reg_covar
-    return nk, mc + f.center, cov
+    return parameters_from_moments(f, weighted_moments(f, resp), reg_covar)
