@@ -23,7 +23,9 @@ from pathlib import Path
 
 from .fileio import write_atomic
 
-CHECKPOINT_FORMAT = 1
+CHECKPOINT_FORMAT = 2
+"""Layout of the pickled state; a checkpoint of another format is ignored (its task restarts).
+2: ``GaussianFeatures`` keeps its design matrix with extra rows (``weights_T``)."""
 
 
 def checkpoint_file(directory: Path, task_id: str) -> Path:

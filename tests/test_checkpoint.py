@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from alprbf import __version__
-from alprbf.checkpoint import Checkpoint
+from alprbf.checkpoint import CHECKPOINT_FORMAT, Checkpoint
 from alprbf.config import load_config
 from alprbf.protocol import run_task
 from alprbf.runner import load_datasets, plan, read_results, run_experiment
@@ -105,6 +105,13 @@ def test_checkpoint_of_another_run_or_damaged_is_ignored(setup, tmp_path):
     res = run_task(task, ds, cfg.protocol, on_query=calls.append, checkpoint=other)
     assert calls == [1] * BUDGET                      # started from the first query
     pd.testing.assert_frame_equal(_comparable(res), _comparable(ref))
+
+    # a checkpoint of an older pickle layout (same run) is ignored too
+    other.save({"rows": []})
+    state = pickle.loads(path.read_bytes())
+    assert other.load() is not None
+    path.write_bytes(pickle.dumps({**state, "format": CHECKPOINT_FORMAT - 1}))
+    assert other.load() is None
 
     path.write_bytes(b"not a pickle")
     with pytest.warns(UserWarning, match="ignoring unreadable checkpoint"):
