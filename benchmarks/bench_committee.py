@@ -10,10 +10,19 @@ the statistics of eqs 46-49 (``--statistics``):
 * the wall time of the whole committee with ``--threads`` members trained side by side
   (:func:`alprbf.prbf.qbc.train_committee`), and whether the members equal the sequential ones.
 
+Without a checkpoint, ``--dataset NAME`` builds the case itself: the data set (z-scored) from
+the mirror, a random 80 % as the training rows, ``--labels`` of them labeled, and a diagonal
+network of ``--components`` nodes fitted by semi-supervised EM (30 iterations, floor 1e-3) --
+the size of a network late in a QBC fold.  It uses only functions that every version of
+``alprbf.prbf`` since the committee threads has, so the same script times two commits in one
+run (``PYTHONPATH=/path/to/other/checkout``).
+
 Usage::
 
     python benchmarks/bench_committee.py --checkpoint COPY.pkl --threads 1,2 \
         --statistics labeled,all
+    ALPRBF_DATA_MIRROR=/path/to/mirror python benchmarks/bench_committee.py \
+        --dataset pendigits --components 270 --labels 350
 """
 
 from __future__ import annotations
@@ -27,8 +36,40 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from alprbf.prbf._em import run_em
-from alprbf.prbf.qbc import committee_starts, train_committee
+from alprbf.prbf._em import e_step, fit_em, prepare_data, run_em
+from alprbf.prbf.qbc import CommitteeOptions, committee_starts, train_committee
+
+
+class Network:
+    """What the committee needs of a learner: its rows, network, E-step and floor."""
+
+    def __init__(self, data, network, reg_covar):
+        self.data_, self.network_, self.reg_covar = data, network, reg_covar
+        self.estep_ = e_step(data, network)
+
+    def model_size(self):
+        return self.network_.n_components
+
+
+def synthetic_case(name, components, labels, seed=0):
+    """A late-fold QBC network on a real data set, built without a checkpoint."""
+    from alprbf.datasets import DATASETS
+    ds = DATASETS[name]().load(seed)
+    X = np.asarray(ds.X, dtype=float)
+    X = (X - X.mean(axis=0)) / np.where(X.std(axis=0) > 0, X.std(axis=0), 1.0)
+    codes = np.unique(np.asarray(ds.y), return_inverse=True)[1]
+    rng = np.random.default_rng(seed)
+    train = rng.permutation(len(X))[: int(0.8 * len(X))]
+    X, codes = X[train], codes[train]
+    y = np.full(len(X), np.nan)
+    lab = rng.choice(len(X), labels, replace=False)
+    y[lab] = codes[lab]
+    data = prepare_data(X, y, int(codes.max()) + 1, "diag")
+    with threadpool_limits(limits=1):
+        fit = fit_em(data, components, max_iter=30, reg_covar=1e-3, random_state=seed)
+    state = {"model": Network(data, fit.params, 1e-3), "y_obs": y,
+             "task_id": f"{name} ({components} nodes, {labels} labels, synthetic)"}
+    return state, CommitteeOptions()
 
 
 def members_one_by_one(model, options, seed):
@@ -45,21 +86,29 @@ def members_one_by_one(model, options, seed):
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--checkpoint", type=Path, required=True)
+    src = ap.add_mutually_exclusive_group(required=True)
+    src.add_argument("--checkpoint", type=Path)
+    src.add_argument("--dataset", help="build a synthetic late-fold case from this data set")
+    ap.add_argument("--components", type=int, default=270)
+    ap.add_argument("--labels", type=int, default=350)
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--statistics", default="labeled")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
-    state = pickle.loads(args.checkpoint.read_bytes())
-    model, strategy = state["model"], state["strategy"]
-    if not hasattr(strategy, "options"):
-        raise SystemExit(f"{args.checkpoint}: the task's strategy is not qbc_prbf")
+    if args.checkpoint is not None:
+        state = pickle.loads(args.checkpoint.read_bytes())
+        if not hasattr(state["strategy"], "options"):
+            raise SystemExit(f"{args.checkpoint}: the task's strategy is not qbc_prbf")
+        base = state["strategy"].options
+    else:
+        state, base = synthetic_case(args.dataset, args.components, args.labels, args.seed)
+    model = state["model"]
     n, d = model.data_.X.shape
     print(f"{state['task_id']}: {model.model_size()} nodes, {n} rows x {d} features, "
           f"{int(np.sum(~np.isnan(state['y_obs'])))} labels")
     with threadpool_limits(limits=1):
         for stats in args.statistics.split(","):
-            options = replace(strategy.options, statistics=stats)
+            options = replace(base, statistics=stats)
             seq = members_one_by_one(model, options, args.seed)
             iters = [it for it, _, _ in seq]
             secs = sum(s for _, s, _ in seq)
