@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from scipy.special import logsumexp
 from sklearn.mixture import GaussianMixture
 
 from alprbf.prbf import (
@@ -263,6 +264,29 @@ def test_log_class_conditional_exact_when_product_underflows():
     got = log_class_conditional(log_prob, weights)
     want = np.array([[-10.0, -1000.0], [-5.0, -900.0], [-4.0, -3.0]])
     np.testing.assert_allclose(got, want, rtol=1e-13)
+
+
+@pytest.mark.parametrize("sparse", [True, False])
+@pytest.mark.parametrize("seed", range(4))
+def test_log_class_conditional_equals_brute_force_logsumexp(sparse, seed):
+    rng = np.random.default_rng(seed)
+    n, M, K = 40, 12, 3
+    log_prob = rng.uniform(-2000.0, 0.0, size=(n, M))      # spreads far beyond exp's range
+    log_prob[rng.random((n, M)) < 0.05] = -np.inf
+    if sparse:   # a split network: each component serves one class (one class has none)
+        weights = np.zeros((M, K))
+        weights[np.arange(M), rng.integers(K - 1, size=M)] = rng.uniform(0.1, 1.0, size=M)
+    else:        # a network: most components serve every class, some weights are 0
+        weights = rng.uniform(0.0, 1.0, size=(M, K)) * (rng.random((M, K)) < 0.8)
+    weights /= np.maximum(weights.sum(axis=0), 1e-300)
+    got = log_class_conditional(np.asfortranarray(log_prob), weights)
+    with np.errstate(divide="ignore"):
+        want = np.array([[logsumexp(log_prob[i], b=weights[:, k]) if weights[:, k].any()
+                          else -np.inf for k in range(K)] for i in range(n)])
+    assert not np.isnan(got).any()
+    np.testing.assert_array_equal(np.isneginf(got), np.isneginf(want))
+    fin = np.isfinite(want)
+    np.testing.assert_allclose(got[fin], want[fin], rtol=1e-12)
 
 
 @pytest.mark.parametrize("ct", CTS)

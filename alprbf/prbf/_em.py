@@ -606,11 +606,16 @@ def log_class_conditional(log_prob: np.ndarray, weights: np.ndarray) -> np.ndarr
 
     Notes
     -----
-    Computed as ``m_i + log(exp(log_prob - m) @ weights)`` (one matrix product); entries that
+    Sparse weights (a split network: every component serves one class) take an exact
+    log-sum-exp per class over that class's components, ``n * M`` work in all.  Otherwise
+    the result is ``m_i + log(exp(log_prob - m) @ weights)`` (one matrix product); entries that
     underflow (below 1e-280 before the log) are recomputed with an exact log-sum-exp over the
-    (rows, M, K) array, so the result is accurate in log space and ``-inf`` only when every
-    ``pi_jk N_j(x)`` is exactly zero.
+    (rows, M, K) array.  Either way the result is accurate in log space and ``-inf`` only when
+    every ``pi_jk N_j(x)`` is exactly zero.
     """
+    support = weights > 0
+    if support.sum() <= 2 * weights.shape[0]:
+        return _log_class_conditional_sparse(log_prob, weights, support)
     m = log_prob.max(axis=1)
     m = np.where(np.isfinite(m), m, 0.0)
     e = log_prob - m[:, None]
@@ -627,6 +632,28 @@ def log_class_conditional(log_prob: np.ndarray, weights: np.ndarray) -> np.ndarr
         with np.errstate(divide="ignore"):
             exact = am + np.log(np.exp(a - am[:, None, :]).sum(axis=1))
         out[rows] = np.where(low[rows], exact, out[rows])
+    return out
+
+
+def _log_class_conditional_sparse(log_prob: np.ndarray, weights: np.ndarray,
+                                  support: np.ndarray) -> np.ndarray:
+    """:func:`log_class_conditional`, one class at a time over the components it uses.
+
+    The maximum is taken per class, so the largest term of each sum is ``pi_jk >= tiny``
+    and nothing underflows."""
+    n, K = log_prob.shape[0], weights.shape[1]
+    out = np.full((n, K), -np.inf)
+    for k in range(K):
+        cols = np.flatnonzero(support[:, k])
+        if not len(cols):
+            continue
+        sub = log_prob[:, cols]
+        m = sub.max(axis=1)
+        m = np.where(np.isfinite(m), m, 0.0)
+        sub -= m[:, None]
+        exp_flushed(sub, out=sub)
+        with np.errstate(divide="ignore"):
+            out[:, k] = m + np.log(sub @ weights[cols, k])
     return out
 
 
