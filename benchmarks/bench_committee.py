@@ -53,18 +53,16 @@ class Network:
 
 def synthetic_case(name, components, labels, seed=0):
     """A late-fold QBC network on a real data set, built without a checkpoint."""
-    from alprbf.datasets import DATASETS
-    ds = DATASETS[name]().load(seed)
-    X = np.asarray(ds.X, dtype=float)
-    X = (X - X.mean(axis=0)) / np.where(X.std(axis=0) > 0, X.std(axis=0), 1.0)
-    codes = np.unique(np.asarray(ds.y), return_inverse=True)[1]
+    from alprbf.datasets import DATASETS, Preprocessing
+    ds = Preprocessing(standardize="global").apply_global(DATASETS[name]().load(seed))
+    X, codes = ds.X, ds.y
     rng = np.random.default_rng(seed)
     train = rng.permutation(len(X))[: int(0.8 * len(X))]
     X, codes = X[train], codes[train]
     y = np.full(len(X), np.nan)
     lab = rng.choice(len(X), labels, replace=False)
     y[lab] = codes[lab]
-    data = prepare_data(X, y, int(codes.max()) + 1, "diag")
+    data = prepare_data(X, y, ds.n_classes, "diag")
     with threadpool_limits(limits=1):
         fit = fit_em(data, components, max_iter=30, reg_covar=1e-3, random_state=seed)
     state = {"model": Network(data, fit.params, 1e-3), "y_obs": y,

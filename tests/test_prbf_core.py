@@ -107,6 +107,8 @@ def test_weighted_moments_equal_direct_sums(ct, cached):
     f = GaussianFeatures(X, ct, extra=extra, max_bytes=2**30 if cached else 0)
     f.block_rows = 16
     assert (f.weights_T is not None) == cached
+    np.testing.assert_array_equal(f.extra, extra)
+    assert not cached or np.shares_memory(f.extra, f.weights_T)   # stored once
     resp = rng.dirichlet(np.ones(4), size=len(X))
     for r in (resp, np.asfortranarray(resp)):
         S = weighted_moments(f, r)
@@ -140,6 +142,10 @@ def test_e_step_reusing_a_spent_e_step_equals_a_fresh_one(ct):
     for name in ("log_prob", "log_weighted", "resp", "log_norm", "counts", "moments"):
         np.testing.assert_array_equal(getattr(reused, name), getattr(fresh, name), err_msg=name)
     assert reused.loglik == fresh.loglik
+    # given its own log densities back, a spent E-step recomputes in place what it had
+    again = e_step(data, p2, log_prob=reused.log_prob, reuse=reused)
+    for name in ("log_prob", "log_weighted", "resp", "log_norm", "counts", "moments"):
+        np.testing.assert_array_equal(getattr(again, name), getattr(fresh, name), err_msg=name)
     # the fused moments are those of the responsibilities, and give the same M-step
     np.testing.assert_allclose(fresh.moments, weighted_moments(data.features, fresh.resp),
                                rtol=1e-12, atol=1e-12)

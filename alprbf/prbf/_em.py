@@ -309,8 +309,7 @@ def e_step(data: PRBFData, params: PRBFParams, log_prob: np.ndarray | None = Non
     n = data.n_samples
     K = data.n_classes
     bufs = (None, None, None)
-    if reuse is not None and reuse.resp.shape == (n, M) and (log_prob is None
-                                                             or log_prob is not reuse.log_prob):
+    if reuse is not None and reuse.resp.shape == (n, M):
         bufs = (reuse.log_prob.T, reuse.log_weighted.T, reuse.resp.T)
     if log_prob is None:
         log_prob = estimate_log_gaussian_prob(None, params.means, params.precisions_cholesky,

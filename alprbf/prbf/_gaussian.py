@@ -110,22 +110,28 @@ class GaussianFeatures:
         self.iu = np.triu_indices(d)
         self.n_quad = {"full": len(self.iu[0]), "diag": d, "spherical": 1}[covariance_type]
         self.n_design = self.n_quad + d + 1
-        self.extra = (np.zeros((0, n)) if extra is None
-                      else np.ascontiguousarray(extra, dtype=np.float64))
-        if self.extra.ndim != 2 or self.extra.shape[1] != n:
-            raise ValueError(f"extra must have shape (e, {n}); got {self.extra.shape}")
+        extra = np.zeros((0, n)) if extra is None else np.asarray(extra, dtype=np.float64)
+        if extra.ndim != 2 or extra.shape[1] != n:
+            raise ValueError(f"extra must have shape (e, {n}); got {extra.shape}")
         self.block_rows = max(1, _BLOCK_BYTES // (8 * self.n_design))
-        rows = self.n_design + 1 + len(self.extra)
+        rows = self.n_design + 1 + len(extra)
         self.weights_T = None
+        self._extra = extra                  # kept apart only when the design is not cached
         if n * rows * 8 <= max_bytes:
             self.weights_T = np.empty((rows, n))
             self._design(self.Xc, out=self.weights_T[:self.n_design])
             self.weights_T[self.n_design] = self.row_norms ** 2
-            self.weights_T[self.n_design + 1:] = self.extra
+            self.weights_T[self.n_design + 1:] = extra
+            self._extra = None
 
     @property
     def ZT(self) -> np.ndarray | None:
         return None if self.weights_T is None else self.weights_T[:self.n_design]
+
+    @property
+    def extra(self) -> np.ndarray:
+        """The ``extra`` rows (e, n); a view of ``weights_T`` when that is cached."""
+        return self._extra if self.weights_T is None else self.weights_T[self.n_design + 1:]
 
     @property
     def n_samples(self) -> int:
