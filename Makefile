@@ -40,8 +40,9 @@ demo: install  ## run the quickstart experiment end to end and write its report
 test: install  ## run the test suite
 	$(BIN)/python -m pytest -q
 
-lint: install  ## static checks
+lint: install  ## static checks: ruff, and the import layers (pyproject.toml [tool.importlinter])
 	$(BIN)/ruff check alprbf tests benchmarks
+	$(BIN)/lint-imports
 
 bench: install  ## all benchmarks (slow; not part of the tests)
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit $$?; done

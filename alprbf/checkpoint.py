@@ -2,16 +2,19 @@
 
 A task runs ``budget`` queries; on the slow models (QBC for PRBF: one to two hours per fold)
 a run that dies would otherwise lose the whole task.  :func:`alprbf.protocol.run_task` saves
-its loop state (model, strategy, random generator, observed labels, rows so far) with
-:meth:`Checkpoint.save` at most every ``every_seconds`` and, when started again, continues from
-the last saved query.  Everything the loop does after the save point depends only on that
-state, so a resumed task gives the same rows as an uninterrupted one (timings aside).
+its loop state (a :class:`LoopState`: model, strategy, random generator, observed labels, rows
+so far) with :meth:`Checkpoint.save` at most every ``every_seconds`` and, when started again,
+continues from the last saved query.  Everything the loop does after the save point depends
+only on that state, so a resumed task gives the same rows as an uninterrupted one (timings
+aside).
 
 The file is a pickle: load checkpoints only from results directories you wrote yourself.  It
 is keyed by the config digest and the alprbf version; a checkpoint whose key differs (another
 config, another version of the code) is ignored and overwritten.  A checkpoint that cannot be
 written (for example a dask worker without the results directory) only costs the resumability:
 a warning is issued and the task goes on without saving.
+
+The file holds the pickled dict ``{"format": CHECKPOINT_FORMAT, "key": key, "state": LoopState}``.
 """
 
 from __future__ import annotations
@@ -20,12 +23,55 @@ import pickle
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 from .fileio import write_atomic
 
-CHECKPOINT_FORMAT = 2
+CHECKPOINT_FORMAT = 3
 """Layout of the pickled state; a checkpoint of another format is ignored (its task restarts).
-2: ``GaussianFeatures`` keeps its design matrix with extra rows (``weights_T``)."""
+2: ``GaussianFeatures`` keeps its design matrix with extra rows (``weights_T``);
+3: the loop state is a :class:`LoopState` (was a dict)."""
+
+
+@dataclass
+class LoopState:
+    """The state of one task's query loop after a query: all the rest of the loop depends on.
+
+    Attributes
+    ----------
+    task_id : str
+        The task it belongs to.
+    next_iteration : int
+        The iteration the loop continues with.
+    model : Learner
+        The learner as fitted so far (warm-started learners keep their networks).
+    strategy : QueryStrategy
+    rng : numpy.random.Generator
+        The strategy's random generator.
+    y_obs : ndarray of shape (n_train,)
+        Revealed labels of the training part, NaN for the pool.
+    rows : list of dict
+        The result rows recorded so far.
+    new_rows : ndarray of int64
+        Training rows labeled since the last recorded row.
+    query_seconds : float
+        Query time since the last recorded row.
+    remaining : int
+        Labels left in the budget.
+    """
+
+    task_id: str
+    next_iteration: int
+    model: Any
+    strategy: Any
+    rng: np.random.Generator
+    y_obs: np.ndarray
+    rows: list[dict]
+    new_rows: np.ndarray
+    query_seconds: float
+    remaining: int
 
 
 def checkpoint_file(directory: Path, task_id: str) -> Path:
@@ -53,26 +99,28 @@ class Checkpoint:
     every_seconds: float = 300.0
     _failed: bool = field(default=False, repr=False)
 
-    def load(self) -> dict | None:
-        """The saved state, or None if there is none or it belongs to another run."""
+    def load(self) -> LoopState | None:
+        """The saved state, or None if there is none, it belongs to another run or it has
+        another format."""
         try:
             with open(self.path, "rb") as fh:
-                state = pickle.load(fh)
+                payload = pickle.load(fh)
         except (FileNotFoundError, NotADirectoryError):   # nothing saved there
             return None
         except Exception as exc:  # noqa: BLE001 - a damaged checkpoint only costs the resume
             warnings.warn(f"ignoring unreadable checkpoint {self.path}: {exc}", stacklevel=2)
             return None
-        if (not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT
-                or state.get("key") != self.key):
+        if (not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT
+                or payload.get("key") != self.key
+                or not isinstance(payload.get("state"), LoopState)):
             return None
-        return state
+        return payload["state"]
 
-    def save(self, state: dict) -> None:
+    def save(self, state: LoopState) -> None:
         """Write ``state`` atomically (temporary file + rename); warn once on failure."""
         if self._failed:
             return
-        payload = {**state, "format": CHECKPOINT_FORMAT, "key": self.key}
+        payload = {"format": CHECKPOINT_FORMAT, "key": self.key, "state": state}
         try:
             write_atomic(self.path, pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
         except (OSError, pickle.PicklingError, TypeError, AttributeError) as exc:

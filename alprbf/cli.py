@@ -2,38 +2,17 @@
 
 from __future__ import annotations
 
-import functools
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from .errors import UserError, did_you_mean
+from .cli_common import check_choice, run_app, user_errors
+from .errors import UserError
 
 app = typer.Typer(no_args_is_help=True, add_completion=False,
                   help="Reproducible pool-based active-learning benchmarks for PRBF networks.",
                   pretty_exceptions_enable=False)
-
-
-def user_errors(fn):
-    """Turn a UserError into one line on stderr and exit code 2 (no traceback)."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except UserError as exc:
-            typer.echo(f"error: {exc}", err=True)
-            raise typer.Exit(2) from None
-
-    return wrapper
-
-
-def _check_choice(value: str | None, choices: tuple[str, ...], option: str) -> None:
-    if value is not None and value not in choices:
-        raise UserError(f"{option} '{value}' is not valid{did_you_mean(value, choices)}; valid: "
-                        + ", ".join(choices))
 
 
 @app.command()
@@ -63,9 +42,10 @@ def run(
 ) -> None:
     """Run (or resume) an experiment and write one Parquet file per task."""
     from .config import load_config
-    from .runner import BACKENDS, run_experiment
+    from .execution import BACKENDS
+    from .runner import run_experiment
 
-    _check_choice(backend, BACKENDS, "--backend")
+    check_choice(backend, BACKENDS, "--backend")
     cfg = load_config(config, scale=scale)
     try:
         summary = run_experiment(cfg, out, jobs=jobs, backend=backend, scheduler=scheduler,
@@ -104,7 +84,7 @@ def report(
     formats = tuple(f.strip() for f in format.split(",") if f.strip())
     patterns = [m.strip() for m in methods.split(",") if m.strip()] if methods else None
     for f in formats:
-        _check_choice(f, ("md", "csv", "tex"), "--format")
+        check_choice(f, ("md", "csv", "tex"), "--format")
     if not results.is_dir():
         raise UserError(f"results directory not found: {results}")
     from .report import build_report
@@ -114,6 +94,28 @@ def report(
                            methods=patterns)
     for p in written:
         typer.echo(str(p))
+
+
+@app.command()
+@user_errors
+def compare(
+    dir_a: Annotated[Path, typer.Argument(metavar="DIR_A",
+                                          help="Results directory (with tasks/).")],
+    dir_b: Annotated[Path, typer.Argument(metavar="DIR_B",
+                                          help="Results directory to compare it with.")],
+) -> None:
+    """Check that two runs wrote the same rows (timing columns aside).
+
+    Task file by task file; exit 1 and list the tasks that differ or exist on one side only.
+    """
+    from .results import compare_results, task_files
+
+    differences = compare_results(dir_a, dir_b)
+    for d in differences:
+        typer.echo(str(d))
+    if differences:
+        raise typer.Exit(1)
+    typer.echo(f"identical: {len(task_files(dir_a))} task files (timing columns aside)")
 
 
 LIST_KINDS = ("datasets", "models", "strategies")
@@ -132,7 +134,7 @@ def list_(kind: Annotated[str | None, typer.Argument(help="datasets, models or s
     from .registry import parameters_of
     from .strategies import STRATEGIES
 
-    _check_choice(kind, LIST_KINDS, "kind")
+    check_choice(kind, LIST_KINDS, "kind")
     regs = {"datasets": DATASETS, "models": MODELS, "strategies": STRATEGIES}
     console = Console()
     for name in [kind] if kind else LIST_KINDS:
@@ -182,11 +184,7 @@ _mount_subapps()
 
 
 def main() -> None:
-    try:
-        app()
-    except UserError as exc:  # errors raised while Typer parses (e.g. in callbacks)
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(2)
+    run_app(app)
 
 
 if __name__ == "__main__":

@@ -6,14 +6,13 @@ Mounted by :mod:`alprbf.cli` as a sub-command; also runnable on its own with
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import numpy as np
 import typer
 
-from .cli import user_errors  # UserError -> one line on stderr, exit 2
+from .cli_common import run_app, user_errors
 from .datasets import DATASETS
 from .datasets.fetch import ENV_HOME, ENV_MIRROR, data_home, is_available, mirror_dir, resolve
 from .datasets.published import PublishedDataset
@@ -27,45 +26,17 @@ HomeOpt = Annotated[Path | None, typer.Option("--data-home", help=f"Cache direct
 MirrorOpt = Annotated[Path | None, typer.Option("--mirror", help=f"Read-only local mirror "
                                                 f"(default: ${ENV_MIRROR}).")]
 
-# Shapes printed in the papers' data tables: (table, n, d, K, note on any difference).
-PAPER = {
-    "segmentation": ("000 T1", 2310, 19, 7, ""),
-    "waveform": ("000 T1, 001 TI", 5000, 21, 3, "generated; the UCI file is waveform_uci"),
-    "waveform_uci": ("000 T1, 001 TI", 5000, 21, 3, ""),
-    "optdigits": ("000 T1", 5620, 62, 10, "64 columns in the files, 2 always 0: "
-                  "drop_constant gives the paper's 62"),
-    "pendigits": ("000 T1", 10992, 16, 10, ""),
-    "bupa": ("001 TI", 345, 6, 2, ""),
-    "pima": ("001 TI, 003 T1", 768, 8, 2, ""),
-    "iris": ("001 TI, 003 T1", 150, 4, 3, "sklearn copy: rows 35, 38 as in Fisher (1936)"),
-    "iris_uci": ("001 TI, 003 T1", 150, 4, 3, "UCI errata in rows 35, 38"),
-    "vehicle": ("001 TI, 003 T1", 846, 18, 4, ""),
-    "glass": ("001 TI, 003 T1", 214, 9, 6, ""),
-    "wine": ("001 TI, 003 T1", 178, 13, 3, "sklearn copy, same values as wine_uci"),
-    "wine_uci": ("001 TI, 003 T1", 178, 13, 3, ""),
-    "new_thyroid": ("001 TI", 215, 5, 3, ""),
-    "satimage": ("002 text, 003 T1", 6435, 36, 6, "003 T1 prints 6345 rows (digits swapped) and "
-                 "class shares that do not match the file"),
-    "phoneme": ("002 text, 003 T1", 5404, 5, 2, "KEEL copy of the ELENA data"),
-    "australian": ("003 T1", 690, 14, 2, "6 continuous + 8 categorical"),
-    "credit_a": ("003 T1", 690, 15, 2, "6 + 9 categorical; 67 missing cells"),
-    "credit_g": ("003 T1", 1000, 20, 2, "7 + 13 categorical"),
-    "ecoli": ("003 T1", 336, 7, 8, ""),
-    "heart": ("003 T1", 270, 13, 2, "6 + 7 categorical"),
-    "page_blocks": ("003 T1", 5473, 10, 5, ""),
-    "seeds": ("003 T1", 210, 7, 3, ""),
-    "vowel": ("003 T1", 528, 10, 11, "training rows of vowel-context.data (990 with subset: all)"),
-    "yeast": ("003 T1", 1484, 8, 10, "003 T1 class shares for NUC/ME3 (28.1/10.1 %) differ from "
-              "the file (28.9/11.0 %)"),
-    "ripley": ("003 T1", 1250, 2, 2, ""),
-    "ripley_synthetic": ("003 T1", 1250, 2, 2, "generated fallback for ripley"),
-    "clouds": ("003 T1", 5000, 2, 2, "generated, ELENA parameters reconstructed; 003 T1 prints "
-               "class shares 52.2/50.0 (typo for 50/50)"),
-    "concentric": ("003 T1", 2500, 2, 2, "generated"),
-    "two_moons": ("003 T1", 800, 2, 2, "generated"),
-    "mnist": ("003 T1", 70000, 784, 10, "003 cross-validates on subset: train (60000), then "
-              "pca: 34"),
-}
+def _paper(cls) -> tuple[str, int, int, int, str] | None:
+    """(tables, n, d, K, note) as the papers print a data set class, or None if they do not."""
+    if not cls.papers:
+        return None
+    n, d, k = cls.paper_shape or cls.expected
+    return cls.papers, n, d, k, cls.paper_note
+
+
+# Shapes printed in the papers' data tables: (table, n, d, K, note on any difference), as the
+# data set classes declare them (``papers``, ``paper_shape`` or ``expected``, ``paper_note``).
+PAPER = {name: row for name in DATASETS if (row := _paper(DATASETS[name])) is not None}
 
 
 def _origin(cls) -> str:
@@ -237,11 +208,7 @@ def verify_cmd(names: Annotated[list[str] | None, typer.Argument(help="Data sets
 
 
 def main() -> None:
-    try:
-        datasets_app()
-    except UserError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(2)
+    run_app(datasets_app)
 
 
 if __name__ == "__main__":

@@ -243,10 +243,9 @@ def _try_build(kind: str, name: str, factory, params: dict) -> None:
     kwargs = {"n_classes": 2, "random_state": 0} if kind == "model" else {}
     try:
         factory(**kwargs, **params)
-    except UserError:
-        raise
     except (TypeError, ValueError) as exc:
-        raise UserError(f"{kind} '{name}': bad parameter value ({exc})".splitlines()[0]) from None
+        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise UserError(f"{kind} '{name}': {msg}") from None
 
 
 def _unique_labels(items: list, kind: str) -> list:
@@ -329,11 +328,29 @@ def _parse_list(raw: Any, kind: str, registry: Registry, where: str,
     return out
 
 
-MODEL_SKIP = ("n_classes", "random_state")
+MODEL_SKIP = ("n_classes", "random_state", "classes")  # set by the loop, not the config
+
+
+def _check_pair(model: Component, strategy: Component, where: str) -> None:
+    """Refuse a strategy whose model protocol the model lacks (e.g. a committee)."""
+    needs = STRATEGIES[strategy.name].required_model_methods
+    missing = [m for m in needs if not hasattr(MODELS[model.name], m)]
+    if missing:
+        able = [n for n in MODELS if all(hasattr(MODELS[n], m) for m in needs)]
+        raise _fail(where, f"strategy '{strategy.name}' needs a model with "
+                    f"{', '.join(missing)}; model '{model.name}' has none; valid models: "
+                    + ", ".join(able))
 
 
 def _parse_methods(data: dict) -> list[tuple[Component, Component]]:
     """``model`` x ``strategy`` grid, or the explicit ``methods`` list of pairs."""
+    pairs = _parse_pairs(data)
+    for i, (m, s) in enumerate(pairs):
+        _check_pair(m, s, f"methods[{i}]" if "methods" in data else "strategy")
+    return pairs
+
+
+def _parse_pairs(data: dict) -> list[tuple[Component, Component]]:
     if "methods" in data:
         if "model" in data or "strategy" in data:
             raise UserError("config: give either 'methods' (a list of model/strategy pairs) or "

@@ -6,18 +6,15 @@ missing file).  The CLI prints its message on one line and exits with code 2, wi
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
+
+from .validation import did_you_mean
+
+__all__ = ["UserError", "did_you_mean", "unknown_name"]
 
 
 class UserError(Exception):
     """An error caused by user input; shown as one line, exit code 2."""
-
-
-def did_you_mean(value: str, choices: Iterable[str]) -> str:
-    """Return a ``" (did you mean 'x'?)"`` hint, or ``""`` when nothing is close."""
-    close = difflib.get_close_matches(str(value), list(choices), n=1, cutoff=0.6)
-    return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 def unknown_name(kind: str, value: str, choices: Iterable[str]) -> UserError:

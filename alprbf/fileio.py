@@ -1,4 +1,4 @@
-"""Atomic file writes shared by the runner (task files, run.json) and the checkpoints."""
+"""Atomic file writes shared by the result files, the runner (run.json) and the checkpoints."""
 
 from __future__ import annotations
 

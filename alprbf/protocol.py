@@ -22,13 +22,13 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import KFold, StratifiedKFold
 
-from .checkpoint import Checkpoint
-from .config import Component, DatasetSpec, Initial, Protocol
+from .checkpoint import Checkpoint, LoopState
+from .config import Component, DatasetSpec, Protocol
 from .datasets import Dataset
 from .errors import UserError
+from .initial import initial_labeled
 from .models import MODELS
-from .prbf._gaussian import estimate_log_gaussian_prob
-from .schema import COLUMNS
+from .results import COLUMNS
 from .seeding import derive_seed, seed_int
 from .strategies import STRATEGIES
 
@@ -54,7 +54,7 @@ def _safe(label: str) -> str:
     return "".join(c if c.isalnum() or c in "-_.=" else "-" for c in label)
 
 
-# --------------------------------------------------------------------------- folds and initial set
+# --------------------------------------------------------------------------- folds and feasibility
 
 
 def make_folds(y: np.ndarray, n_folds: int, stratified: bool,
@@ -75,74 +75,65 @@ def make_folds(y: np.ndarray, n_folds: int, stratified: bool,
     return [test for _, test in splitter.split(np.zeros(len(y)), y)]
 
 
-def density_initial(X: np.ndarray, size: int, rng: np.random.Generator,
-                    n_components: int | None = None, top_fraction: float = 0.1) -> np.ndarray:
-    """Density-based initial selection (seed 003, Algorithm 2).
+def feasible_folds(y: np.ndarray, n_classes: int, protocol: Protocol,
+                   seed: np.random.SeedSequence, check: int | None = None) -> list[np.ndarray]:
+    """The folds of one repetition, checked to be feasible: the one check of a protocol
+    against the data, made by :func:`alprbf.runner.validate` before a run and by
+    :func:`run_task` for its fold.
 
-    A mixture model is fitted by variational inference to the unlabeled pool (sklearn's
-    ``BayesianGaussianMixture``, full covariances).  Until ``size`` rows are chosen: draw a
-    component not visited in the current sweep, rank the pool by ``p(x | component)`` and pick a
-    random row from the top ``top_fraction`` not yet chosen; a sweep ends when every component
-    was visited.  ``n_components`` defaults to ``size`` (capped at 20): the paper leaves the
-    number of components J to the VI fit.  The paper draws ``r`` from ``[0, J]``; we read that as
-    the J component indices ``0 .. J-1``.
+    The folds must fit the data (:func:`make_folds`); the training part of a fold must hold
+    the initial labeled set (``per_class``: ``size`` rows of every class) and leave a pool of
+    at least ``budget`` rows.
+
+    Parameters
+    ----------
+    y : ndarray of shape (n_samples,)
+        Class codes of the whole data set.
+    n_classes : int
+    protocol : Protocol
+    seed : numpy.random.SeedSequence
+        The folds' seed (dataset and repetition).
+    check : int, optional
+        Check the training part of this fold only (default: of every fold).
+
+    Returns
+    -------
+    list of ndarray
+        Test-row indices of each fold (:func:`make_folds`).
+
+    Raises
+    ------
+    UserError
+        One line naming the protocol field and the numbers that do not fit.
     """
-    from sklearn.mixture import BayesianGaussianMixture
-
-    J = int(n_components or min(size, 20))
-    J = max(1, min(J, len(X)))
-    vi = BayesianGaussianMixture(n_components=J, covariance_type="full", max_iter=200,
-                                 reg_covar=1e-6, random_state=seed_int_from_rng(rng))
-    vi.fit(X)
-    # log N(x | mu_r, Sigma_r) for every component (same precision-Cholesky convention as sklearn)
-    log_dens = estimate_log_gaussian_prob(X, vi.means_, vi.precisions_cholesky_, "full")
-    chosen: list[int] = []
-    taken = np.zeros(len(X), bool)
-    visited: set[int] = set()
-    while len(chosen) < size:
-        if len(visited) == J:
-            visited.clear()
-        r = int(rng.choice([j for j in range(J) if j not in visited]))
-        visited.add(r)
-        order = np.argsort(-log_dens[:, r], kind="stable")
-        order = order[~taken[order]]
-        top = order[: max(1, int(np.ceil(top_fraction * len(order))))]
-        pick = int(rng.choice(top))
-        taken[pick] = True
-        chosen.append(pick)
-    return np.asarray(chosen, dtype=np.int64)
+    folds = make_folds(y, protocol.folds, protocol.stratified, seed)
+    for f in range(len(folds)) if check is None else [check]:
+        _check_training_part(np.delete(y, folds[f]), n_classes, protocol)
+    return folds
 
 
-def seed_int_from_rng(rng: np.random.Generator) -> int:
-    return int(rng.integers(2**31 - 1))
-
-
-def initial_labeled(X: np.ndarray, y: np.ndarray, initial: Initial, n_classes: int,
-                    rng: np.random.Generator) -> np.ndarray:
-    """Indices (into ``X``) of the initial labeled set drawn from a fold's training part."""
-    n = len(y)
+def _check_training_part(y_train: np.ndarray, n_classes: int, protocol: Protocol) -> None:
+    """Refuse a training part too small for the initial labeled set plus the budget."""
+    initial, n_train = protocol.initial, len(y_train)
     if initial.method == "all":
-        return np.arange(n)
-    if initial.method == "random":
-        if initial.size > n:
-            raise UserError(f"protocol.initial.size = {initial.size} exceeds the {n} training rows "
-                            "of a fold")
-        return np.sort(rng.choice(n, size=initial.size, replace=False))
-    if initial.method == "per_class":
-        picks = []
-        for k in range(n_classes):
-            rows = np.flatnonzero(y == k)
-            if len(rows) < initial.size:
-                raise UserError(f"protocol.initial.size = {initial.size} per class, but class {k} "
-                                f"has only {len(rows)} training rows in a fold")
-            picks.append(rng.choice(rows, size=initial.size, replace=False))
-        return np.sort(np.concatenate(picks))
-    if initial.method == "density":
-        if initial.size > n:
-            raise UserError(f"protocol.initial.size = {initial.size} exceeds the {n} training rows "
-                            "of a fold")
-        return np.sort(density_initial(X, initial.size, rng))
-    raise UserError(f"unknown initial method '{initial.method}'")  # guarded by config parsing
+        n_initial = n_train
+    elif initial.method == "per_class":
+        counts = np.bincount(y_train, minlength=n_classes)
+        short = np.flatnonzero(counts < initial.size)
+        if len(short):
+            raise UserError(f"protocol.initial.size = {initial.size} per class, but class "
+                            f"{short[0]} has only {counts[short[0]]} training rows in a fold")
+        n_initial = initial.size * n_classes
+    else:
+        if initial.size > n_train:
+            raise UserError(f"protocol.initial.size = {initial.size} exceeds the {n_train} "
+                            "training rows of a fold")
+        n_initial = initial.size
+    pool = n_train - n_initial
+    if protocol.budget > pool:
+        raise UserError(f"protocol.budget = {protocol.budget} exceeds the pool: a fold has "
+                        f"{n_train} training rows, {n_initial} initially labeled, so at most "
+                        f"{pool} can be queried")
 
 
 # --------------------------------------------------------------------------- the loop
@@ -152,15 +143,6 @@ def _accuracy(model, X: np.ndarray, y: np.ndarray) -> float:
     if len(y) == 0:
         return 0.0
     return float(np.mean(model.predict(X) == y))
-
-
-def check_budget(n_train: int, n_initial: int, protocol: Protocol) -> None:
-    """Refuse budgets larger than the pool."""
-    pool = n_train - n_initial
-    if protocol.budget > pool:
-        raise UserError(f"protocol.budget = {protocol.budget} exceeds the pool: a fold has "
-                        f"{n_train} training rows, {n_initial} initially labeled, so at most "
-                        f"{pool} can be queried")
 
 
 def task_seeds(task: Task, protocol: Protocol) -> dict[str, object]:
@@ -185,7 +167,7 @@ def task_seeds(task: Task, protocol: Protocol) -> dict[str, object]:
 def run_task(task: Task, ds: Dataset, protocol: Protocol,
              on_query: Callable[[int], None] | None = None,
              checkpoint: Checkpoint | None = None, threads: int = 1) -> pd.DataFrame:
-    """Run one task and return its rows (schema: :data:`alprbf.schema.SCHEMA`).
+    """Run one task and return its rows (schema: :data:`alprbf.results.SCHEMA`).
 
     Parameters
     ----------
@@ -206,18 +188,17 @@ def run_task(task: Task, ds: Dataset, protocol: Protocol,
     """
     root = protocol.seed
     dl = task.dataset.label
-    folds = make_folds(ds.y, protocol.folds, protocol.stratified,
-                       derive_seed(root, "folds", dl, task.repetition))
+    K = ds.n_classes
+    folds = feasible_folds(ds.y, K, protocol, derive_seed(root, "folds", dl, task.repetition),
+                           check=task.fold)
     test = folds[task.fold]
     train = np.setdiff1d(np.arange(ds.n_samples), test)
     transform = task.dataset.preprocessing.fit_fold(ds.X[train], ds.categorical)
     X_train, X_test = transform(ds.X[train]), transform(ds.X[test])
     y_train, y_test = ds.y[train], ds.y[test]
-    K = ds.n_classes
 
     init_rng = np.random.default_rng(derive_seed(root, "initial", dl, task.repetition, task.fold))
     labeled = initial_labeled(X_train, y_train, protocol.initial, K, init_rng)
-    check_budget(len(train), len(labeled), protocol)
 
     seeds = task_seeds(task, protocol)
     model = MODELS[task.model.name](n_classes=K, random_state=seeds["model_random_state"],
@@ -232,12 +213,12 @@ def run_task(task: Task, ds: Dataset, protocol: Protocol,
     n_rounds = protocol.n_iterations
     remaining = protocol.budget
     start = 0
-    state = checkpoint.load() if checkpoint is not None else None
-    if state is not None and state.get("task_id") == task.task_id:
-        start = state["next_iteration"]
-        model, strategy, rng = state["model"], state["strategy"], state["rng"]
-        y_obs, rows, new_rows = state["y_obs"], state["rows"], state["new_rows"]
-        query_seconds, remaining = state["query_seconds"], state["remaining"]
+    saved = checkpoint.load() if checkpoint is not None else None
+    if saved is not None and saved.task_id == task.task_id:
+        start = saved.next_iteration
+        model, strategy, rng = saved.model, saved.strategy, saved.rng
+        y_obs, rows, new_rows = saved.y_obs, saved.rows, saved.new_rows
+        query_seconds, remaining = saved.query_seconds, saved.remaining
         if on_query is not None and protocol.budget > remaining:
             on_query(protocol.budget - remaining)
     strategy.threads = threads
@@ -276,10 +257,8 @@ def run_task(task: Task, ds: Dataset, protocol: Protocol,
         new_rows = np.concatenate([new_rows, picked])
         remaining -= batch
         if checkpoint is not None and time.perf_counter() - last_save >= checkpoint.every_seconds:
-            checkpoint.save({"task_id": task.task_id, "next_iteration": it + 1, "model": model,
-                             "strategy": strategy, "rng": rng, "y_obs": y_obs, "rows": rows,
-                             "new_rows": new_rows, "query_seconds": query_seconds,
-                             "remaining": remaining})
+            checkpoint.save(LoopState(task.task_id, it + 1, model, strategy, rng, y_obs, rows,
+                                      new_rows, query_seconds, remaining))
             last_save = time.perf_counter()
         if on_query is not None:
             on_query(batch)

@@ -21,11 +21,15 @@ class Registry(Mapping[str, T], Generic[T]):
     ----------
     kind : str
         What the registry holds ("dataset", "model", "strategy"); used in error messages.
+    items : mapping, optional
+        The initial entries, name -> object.
     """
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, items: Mapping[str, T] | None = None) -> None:
         self.kind = kind
         self._items: dict[str, T] = {}
+        for name, obj in (items or {}).items():
+            self.add(name, obj)
 
     def register(self, name: str) -> Callable[[T], T]:
         """Decorator registering an object under ``name``."""
@@ -37,9 +41,14 @@ class Registry(Mapping[str, T], Generic[T]):
         return deco
 
     def add(self, name: str, obj: T) -> None:
+        """Register ``obj`` under ``name`` (a name can be registered once)."""
         if name in self._items:
             raise ValueError(f"{self.kind} '{name}' registered twice")
         self._items[name] = obj
+
+    def remove(self, name: str) -> None:
+        """Unregister ``name`` (for plug-ins and tests that register temporarily)."""
+        del self._items[name]
 
     def __getitem__(self, name: str) -> T:
         try:
@@ -58,10 +67,15 @@ class Registry(Mapping[str, T], Generic[T]):
 
 
 def parameters_of(factory: Callable[..., Any], skip: tuple[str, ...] = ()) -> dict[str, Any]:
-    """Public keyword parameters of a class or function with their defaults."""
-    source = getattr(factory, "params_from", None)  # wrappers name the callable they forward to
-    if source is not None:
-        return parameters_of(source, skip)
+    """Public keyword parameters of a class or function with their defaults.
+
+    A wrapper that forwards its keyword parameters names the callable that receives them as
+    ``params_from`` (or ``estimator_class``); its parameters are then that callable's.
+    """
+    for hook in ("params_from", "estimator_class"):
+        source = getattr(factory, hook, None)
+        if source is not None:
+            return parameters_of(source, skip)
     target = factory.__init__ if inspect.isclass(factory) else factory
     out: dict[str, Any] = {}
     for p in inspect.signature(target).parameters.values():

@@ -1,4 +1,7 @@
-"""Run an experiment: expand the grid, fan tasks out, write one Parquet file per task.
+"""Run an experiment: plan the grid, load the data, fan the tasks out, write their files.
+
+This module orchestrates; the fan-out is :mod:`alprbf.execution`, one task is
+:mod:`alprbf.protocol`, the task files are :mod:`alprbf.results`.
 
 Results layout (``out`` defaults to ``results/<name>``, or ``results/<name>-<scale>``)::
 
@@ -21,31 +24,23 @@ import platform
 import shutil
 import subprocess
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from importlib import metadata
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
-from joblib import Parallel, cpu_count, delayed, parallel_config
-from threadpoolctl import threadpool_limits
 
 from . import __version__
-from .checkpoint import Checkpoint, checkpoint_file
+from .checkpoint import checkpoint_file
 from .config import Config
 from .datasets import DATASETS, Dataset
 from .errors import UserError
+from .execution import BACKENDS, CheckpointPlan, default_task_threads, fan_out
 from .fileio import write_atomic
-from .protocol import Task, check_budget, make_folds, run_task, task_seeds
-from .schema import SCHEMA
+from .protocol import Task, feasible_folds, task_seeds
+from .results import TASKS_DIR, task_file, write_task
 from .seeding import derive_seed
-
-BACKENDS = ("loky", "dask")
-EXECUTION_KEY = b"alprbf.execution"
-"""Parquet key-value metadata of a task file: JSON of how the task ran (see :func:`write_task`)."""
 
 
 def default_out_dir(cfg: Config, root: str | Path = "results") -> Path:
@@ -92,20 +87,20 @@ def load_datasets(cfg: Config) -> dict[str, Dataset]:
 
 
 def validate(cfg: Config, datasets: dict[str, Dataset]) -> None:
-    """Checks that need the data: fold feasibility, initial-set size and budget vs. pool."""
+    """Checks that need the data: on the folds of the first repetition, that the folds are
+    feasible and every training part holds the initial set and the budget
+    (:func:`alprbf.protocol.feasible_folds`).
+
+    Raises
+    ------
+    UserError
+        Naming the problem and the data set.
+    """
     p = cfg.protocol
     for spec in cfg.datasets:
         ds = datasets[spec.label]
-        folds = make_folds(ds.y, p.folds, p.stratified, derive_seed(p.seed, "folds", spec.label, 0))
-        n_train = ds.n_samples - max(len(f) for f in folds)
-        if p.initial.method == "all":
-            continue
-        n_init = p.initial.size * (ds.n_classes if p.initial.method == "per_class" else 1)
-        if n_init > n_train:
-            raise UserError(f"protocol.initial.size: {n_init} initial labels exceed the {n_train} "
-                            f"training rows of a fold of '{spec.label}'")
         try:
-            check_budget(n_train, n_init, p)
+            feasible_folds(ds.y, ds.n_classes, p, derive_seed(p.seed, "folds", spec.label, 0))
         except UserError as exc:
             raise UserError(f"{exc} (dataset '{spec.label}')") from None
 
@@ -160,49 +155,7 @@ def write_metadata(cfg: Config, out: Path, datasets: dict[str, Dataset], tasks: 
         shutil.copyfile(cfg.reference, out / "reference.csv")
 
 
-def write_task(df: pd.DataFrame, path: Path, execution: dict | None = None) -> None:
-    """Write one task's rows atomically as Parquet.
-
-    ``execution`` (how the task ran: workers, backend, threads per task) goes into the file's
-    key-value metadata under ``alprbf.execution``: it explains the timing columns, and unlike
-    ``run.json``, which the last invocation rewrites, it stays with the task's rows.
-    """
-    table = pa.Table.from_pandas(df, schema=SCHEMA, preserve_index=False)
-    if execution is not None:
-        meta = dict(table.schema.metadata or {})
-        meta[EXECUTION_KEY] = json.dumps(execution, sort_keys=True).encode()
-        table = table.replace_schema_metadata(meta)
-    sink = pa.BufferOutputStream()
-    pq.write_table(table, sink)
-    write_atomic(path, sink.getvalue().to_pybytes())
-
-
-# --------------------------------------------------------------------------- execution
-
-
-@dataclass(frozen=True)
-class CheckpointPlan:
-    """Where the tasks of a run keep their checkpoints, under which key, how often."""
-
-    directory: Path
-    key: str
-    every_seconds: float
-
-    def for_task(self, task: Task) -> Checkpoint:
-        return Checkpoint(checkpoint_file(self.directory, task.task_id), self.key,
-                          self.every_seconds)
-
-
-def _execute(task: Task, ds: Dataset, protocol, on_query=None,
-             checkpoints: CheckpointPlan | None = None, threads: int = 1
-             ) -> tuple[Task, pd.DataFrame, float]:
-    """Run a task with single-threaded BLAS (parallelism comes from the task fan-out and,
-    inside a query, from ``threads`` Python threads)."""
-    t0 = time.perf_counter()
-    ckpt = checkpoints.for_task(task) if checkpoints is not None else None
-    with threadpool_limits(limits=1):
-        df = run_task(task, ds, protocol, on_query=on_query, checkpoint=ckpt, threads=threads)
-    return task, df, time.perf_counter() - t0
+# --------------------------------------------------------------------------- the run
 
 
 @dataclass
@@ -212,52 +165,6 @@ class RunSummary:
     n_skipped: int
     n_done: int
     seconds: float
-
-
-def default_task_threads(jobs: int, backend: str, scheduler: str | None) -> int:
-    """Threads per task when the user does not say: this machine's CPUs shared by the ``jobs``
-    workers (1 on a remote dask scheduler, whose machines we cannot see)."""
-    if backend == "dask" and scheduler:
-        return 1
-    return max(1, cpu_count() // max(jobs, 1))
-
-
-def fan_out(todo: list[Task], datasets: dict[str, Dataset], protocol, jobs: int, backend: str,
-            scheduler: str | None, on_query=None, checkpoints: CheckpointPlan | None = None,
-            threads: int = 1) -> Iterator[tuple[Task, pd.DataFrame, float]]:
-    """The one place where tasks are distributed: yields results as they finish."""
-    if jobs == 1 and backend == "loky":
-        for t in todo:  # in-process: per-query progress and plain tracebacks
-            yield _execute(t, datasets[t.dataset.label], protocol, on_query, checkpoints,
-                           threads)
-        return
-    calls = (delayed(_execute)(t, datasets[t.dataset.label], protocol, None, checkpoints,
-                               threads)
-             for t in todo)
-    if backend == "loky":
-        yield from Parallel(n_jobs=jobs, return_as="generator_unordered")(calls)
-        return
-    try:
-        from dask.distributed import Client, LocalCluster
-    except ImportError:
-        raise UserError("backend 'dask' needs the dask extra: pip install 'alprbf[dask]'") from None
-    cluster = None
-    if scheduler:
-        try:
-            client = Client(scheduler, timeout=10)
-        except (OSError, TimeoutError) as exc:
-            raise UserError(f"cannot reach the dask scheduler at {scheduler}: {exc}") from None
-    else:
-        cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
-                               dashboard_address=None)
-        client = Client(cluster)
-    try:
-        with parallel_config(backend="dask"):
-            yield from Parallel(n_jobs=-1, return_as="generator_unordered")(calls)
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
 
 
 def select_tasks(tasks: list[Task], only: Sequence[str] | None) -> list[Task]:
@@ -301,7 +208,8 @@ def run_experiment(cfg: Config, out: str | Path | None = None, *, jobs: int = 1,
         run resumes an unfinished task from its checkpoint.  None: no checkpoints.
     task_threads : int or None
         Threads each task may use inside a query (the QBC committee trains its members in
-        parallel); the results do not depend on it.  None: :func:`default_task_threads`.
+        parallel); the results do not depend on it.  None:
+        :func:`alprbf.execution.default_task_threads`.
     """
     if backend not in BACKENDS:
         raise UserError(f"unknown backend '{backend}'; valid backends: {', '.join(BACKENDS)}")
@@ -312,7 +220,6 @@ def run_experiment(cfg: Config, out: str | Path | None = None, *, jobs: int = 1,
     if task_threads < 1:
         raise UserError(f"--task-threads must be >= 1, got {task_threads}")
     out = Path(out) if out is not None else default_out_dir(cfg)
-    tasks_dir = out / "tasks"
     old = out / "run.json"
     if old.exists() and not force:
         prev = json.loads(old.read_text()).get("config_digest")
@@ -329,16 +236,16 @@ def run_experiment(cfg: Config, out: str | Path | None = None, *, jobs: int = 1,
         ckpt_dir, f"{cfg.digest()}:{__version__}", float(checkpoint_every))
     if force:
         for t in tasks:
-            (tasks_dir / f"{t.task_id}.parquet").unlink(missing_ok=True)
+            task_file(out, t.task_id).unlink(missing_ok=True)
             checkpoint_file(ckpt_dir, t.task_id).unlink(missing_ok=True)
-    tasks_dir.mkdir(parents=True, exist_ok=True)
+    (out / TASKS_DIR).mkdir(parents=True, exist_ok=True)
     if checkpoints is not None:
         checkpoints.directory.mkdir(exist_ok=True)
 
     datasets = load_datasets(cfg)
     validate(cfg, datasets)
     write_metadata(cfg, out, datasets, all_tasks)
-    todo = [t for t in tasks if not (tasks_dir / f"{t.task_id}.parquet").exists()]
+    todo = [t for t in tasks if not task_file(out, t.task_id).exists()]
     skipped = len(tasks) - len(todo)
 
     execution = {"jobs": jobs, "backend": backend, "task_threads": task_threads}
@@ -348,7 +255,7 @@ def run_experiment(cfg: Config, out: str | Path | None = None, *, jobs: int = 1,
         for task, df, _secs in fan_out(todo, datasets, cfg.protocol, jobs, backend, scheduler,
                                        on_query=bar.query, checkpoints=checkpoints,
                                        threads=task_threads):
-            write_task(df, tasks_dir / f"{task.task_id}.parquet", execution)
+            write_task(df, task_file(out, task.task_id), execution)
             if checkpoints is not None:
                 checkpoints.for_task(task).clear()
             done += 1
@@ -400,13 +307,5 @@ class _Progress:
         return False
 
 
-def read_results(out: str | Path) -> pd.DataFrame:
-    """All task rows of one results directory (helper for tests and notebooks)."""
-    files = sorted(Path(out).glob("tasks/*.parquet"))
-    if not files:
-        return pd.DataFrame(columns=SCHEMA.names)
-    return pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
-
-
-__all__ = ["RunSummary", "default_out_dir", "fan_out", "load_datasets", "plan", "read_results",
-           "run_experiment", "validate", "write_task"]
+__all__ = ["RunSummary", "default_out_dir", "load_datasets", "plan", "run_experiment",
+           "select_tasks", "validate"]

@@ -94,8 +94,9 @@ def from_checkpoint(cfg, path: Path, n_queries: int, threads: int) -> None:
     a network of 150-290 nodes, the committee's priors, the labels so far.  The file is read,
     never written or deleted.
     """
-    state = pickle.loads(path.read_bytes())
-    task_id = state["task_id"]
+    payload = pickle.loads(path.read_bytes())   # layout: see alprbf.checkpoint
+    state = payload["state"]
+    task_id = state.task_id
     task = next((t for t in plan(cfg) if t.task_id == task_id), None)
     if task is None:
         raise SystemExit(f"{path}: task {task_id} is not in {cfg.name}")
@@ -109,14 +110,14 @@ def from_checkpoint(cfg, path: Path, n_queries: int, threads: int) -> None:
             raise _Enough
 
     # never saves (every_seconds = inf), and run_task leaves clearing to its caller
-    ck = Checkpoint(path, state["key"], every_seconds=float("inf"))
+    ck = Checkpoint(path, payload["key"], every_seconds=float("inf"))
     c0 = time.process_time()
     with threadpool_limits(limits=1), contextlib.suppress(_Enough):
         run_task(task, ds, cfg.protocol, on_query=on_query, checkpoint=ck, threads=threads)
     cpu = time.process_time() - c0
     per = np.diff(stamps)
-    size = state["model"].model_size()
-    done = cfg.protocol.budget - state["remaining"]
+    size = state.model.model_size()
+    done = cfg.protocol.budget - state.remaining
     print(f"{task_id}: resumed after {done} queried labels ({size} nodes), "
           f"{threads} thread(s): {np.mean(per):.2f} s per query (fit + query + evaluation; "
           f"{', '.join(f'{x:.1f}' for x in per)}), CPU {cpu / len(per):.2f} s per query")

@@ -36,7 +36,8 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from alprbf.prbf._em import e_step, fit_em, prepare_data, run_em
+from alprbf.prbf import e_step, fit_em, prepare_data, run_em
+from alprbf.prbf.active import StepOptions
 from alprbf.prbf.qbc import CommitteeOptions, committee_starts, train_committee
 
 
@@ -44,7 +45,8 @@ class Network:
     """What the committee needs of a learner: its rows, network, E-step and floor."""
 
     def __init__(self, data, network, reg_covar):
-        self.data_, self.network_, self.reg_covar = data, network, reg_covar
+        self.data_, self.network_ = data, network
+        self.options = StepOptions(reg_covar=reg_covar)
         self.estep_ = e_step(data, network)
 
     def model_size(self):
@@ -72,12 +74,13 @@ def synthetic_case(name, components, labels, seed=0):
 
 def members_one_by_one(model, options, seed):
     """EM iterations, seconds and parameters of each member, trained one after the other."""
+    floor = float(model.options.reg_covar)
     diag, starts, reg = committee_starts(model.data_, model.network_, model.estep_, options,
-                                         np.random.default_rng(seed), float(model.reg_covar))
+                                         np.random.default_rng(seed), floor)
     out = []
     for p0 in starts:
         t0 = time.perf_counter()
-        res = run_em(diag, p0, tol=options.em_tol, max_iter=options.em_max_iter, reg_covar=reg)
+        res = run_em(diag, p0, tol=options.tol, max_iter=options.max_iter, reg_covar=reg)
         out.append((res.n_iter, time.perf_counter() - t0, res.params))
     return out
 
@@ -95,6 +98,8 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     if args.checkpoint is not None:
         state = pickle.loads(args.checkpoint.read_bytes())
+        if "state" in state:   # checkpoint format 3: the loop state is a LoopState dataclass
+            state = vars(state["state"])
         if not hasattr(state["strategy"], "options"):
             raise SystemExit(f"{args.checkpoint}: the task's strategy is not qbc_prbf")
         base = state["strategy"].options
@@ -116,7 +121,7 @@ def main(argv=None) -> None:
                 t0 = time.perf_counter()
                 members = train_committee(model.data_, model.network_, model.estep_, options,
                                           np.random.default_rng(args.seed),
-                                          float(model.reg_covar), n_threads=t)
+                                          float(model.options.reg_covar), n_threads=t)
                 wall = time.perf_counter() - t0
                 same = all(np.array_equal(a.means, p.means)
                            and np.array_equal(a.covariances, p.covariances)

@@ -1,4 +1,4 @@
-"""Synthetic result files for the report tests (written with pyarrow from alprbf.schema)."""
+"""Synthetic result files for the report tests (written with pyarrow from alprbf.results)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from alprbf.schema import SCHEMA
+from alprbf.results import SCHEMA
 
 
 def curve_rows(experiment, dataset, model, strategy, fold, repetition, accuracies, n0=10,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from alprbf.errors import UserError
 from alprbf.models import MODELS
 from alprbf.prbf._em import e_step, predict_log_proba, prepare_data, run_em
 from alprbf.prbf._split import split_params
@@ -51,8 +50,8 @@ def test_step_keeps_the_split_network_with_larger_joint_likelihood(selection):
     X, y = _blobs(1)
     yo = _partial(y, 30, np.random.default_rng(1))
     net = initial_network(X, yo, 3)
-    opts = StepOptions(selection=selection, candidate_rows="all")
-    step = active_step(X, yo, net, opts)
+    opts = StepOptions(candidate_rows="all")
+    step = active_step(X, yo, net, opts, selection)
     assert step.attempted and step.added  # the 1-node net is clearly too small here
     data = prepare_data(X, yo, 3)
     # independent recomputation of both split networks' eq-17 values
@@ -83,7 +82,7 @@ def test_rejects_grown_network_when_its_split_is_worse(monkeypatch):
     kept = active_step(X, yo, net, StepOptions(candidate_rows="all"))
     assert kept.attempted and not kept.added
     assert kept.network.n_components == 1
-    forced = active_step(X, yo, net, StepOptions(selection="always_add", candidate_rows="all"))
+    forced = active_step(X, yo, net, StepOptions(candidate_rows="all"), "always_add")
     assert forced.added and forced.network.n_components == 2
 
 
@@ -109,7 +108,7 @@ def _run_loop(model_name, strategy, X, y, n_queries, seed, params=None):
 
 @pytest.mark.parametrize("model_name,strategy", [
     ("active_prbf", ("posterior_ratio", {})),
-    ("incremental_ssl_prbf", ("qbc_prbf", {"em_max_iter": 20})),
+    ("incremental_ssl_prbf", ("qbc_prbf", {"max_iter": 20})),
 ])
 def test_smoke_loop_is_finite_deterministic_and_warm_started(model_name, strategy):
     X, y = _blobs(3, n_per=40)
@@ -195,7 +194,7 @@ def test_committee_members_are_diagonal_trained_and_deterministic():
         m.fit(X, yo)
         yo[np.flatnonzero(np.isnan(yo))[0]] = y[np.flatnonzero(np.isnan(yo))[0]]
     m.fit(X, yo)
-    opts = CommitteeOptions(n_members=4, em_max_iter=30)
+    opts = CommitteeOptions(n_members=4, max_iter=30)
     a = m.committee(opts, np.random.default_rng(3))
     b = m.committee(opts, np.random.default_rng(3))
     assert len(a) == 4
@@ -229,7 +228,7 @@ def test_labeled_statistics_use_labeled_rows_only():
     np.testing.assert_allclose(lab.variances[0], X[data.labeled].var(0) + 1e-6)
     np.testing.assert_allclose(allst.eta, [len(X)])
     np.testing.assert_allclose(allst.means[0], X.mean(0))
-    members = train_committee(data, net, est, CommitteeOptions(n_members=2, em_max_iter=0),
+    members = train_committee(data, net, est, CommitteeOptions(n_members=2, max_iter=0),
                               np.random.default_rng(0))
     assert all(p.covariance_type == "diag" for p in members)
 
@@ -238,19 +237,19 @@ def test_qbc_strategy_queries_the_max_disagreement_and_validates():
     X, y = _blobs(10, n_per=30)
     yo = _partial(y, 12, np.random.default_rng(10))
     m = MODELS["incremental_ssl_prbf"](n_classes=3, random_state=0, **ALL_ROWS).fit(X, yo)
-    strat = STRATEGIES["qbc_prbf"](n_members=3, em_max_iter=10)
+    strat = STRATEGIES["qbc_prbf"](n_members=3, max_iter=10)
     from alprbf.prbf.qbc import kl_to_mean
 
     pool = np.flatnonzero(np.isnan(yo))
     lp = m.committee_log_proba(X[pool], strat.options, np.random.default_rng(4))
     expected = pool[int(np.argmax(kl_to_mean(lp)))]
     assert strat.query(X, yo, m, 1, np.random.default_rng(4)).tolist() == [expected]
-    with pytest.raises(UserError, match="statistics"):
+    with pytest.raises(ValueError, match="statistics"):
         STRATEGIES["qbc_prbf"](statistics="everything")
-    with pytest.raises(UserError, match="needs a PRBF learner"):
+    with pytest.raises(TypeError, match="needs a PRBF learner"):
         strat.query(X, yo, MODELS["gaussian_nb"](n_classes=3).fit(X, yo), 1,
                     np.random.default_rng(0))
-    with pytest.raises(UserError, match="covariance_type"):
+    with pytest.raises(ValueError, match="covariance_type"):
         MODELS["active_prbf"](n_classes=3, covariance_type="fulll")
 
 
@@ -306,7 +305,7 @@ def test_step_reusing_the_previous_gaussians_equals_a_fresh_step():
     pool = np.flatnonzero(np.isnan(yo))
     yo[pool[0]] = y[pool[0]]
     codes = np.where(np.isnan(yo), -1, yo).astype(int)
-    opts = m._options()
+    opts = m.options
     a = active_step(X, codes, m.network_, opts, log_prob=m.estep_.log_prob)
     b = active_step(X, codes, m.network_, opts)
     assert a.joint_loglik == pytest.approx(b.joint_loglik, rel=1e-12)

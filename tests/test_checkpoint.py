@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import pickle
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from alprbf import __version__
-from alprbf.checkpoint import CHECKPOINT_FORMAT, Checkpoint
+from alprbf.checkpoint import CHECKPOINT_FORMAT, Checkpoint, LoopState
 from alprbf.config import load_config
 from alprbf.protocol import run_task
-from alprbf.runner import load_datasets, plan, read_results, run_experiment
-from alprbf.schema import TIMING_COLUMNS
+from alprbf.results import TIMING_COLUMNS, read_results
+from alprbf.runner import load_datasets, plan, run_experiment
 
 from .conftest import write_config
 
@@ -107,11 +108,20 @@ def test_checkpoint_of_another_run_or_damaged_is_ignored(setup, tmp_path):
     pd.testing.assert_frame_equal(_comparable(res), _comparable(ref))
 
     # a checkpoint of an older pickle layout (same run) is ignored too
-    other.save({"rows": []})
-    state = pickle.loads(path.read_bytes())
-    assert other.load() is not None
-    path.write_bytes(pickle.dumps({**state, "format": CHECKPOINT_FORMAT - 1}))
+    other.save(LoopState(task.task_id, 1, None, None, np.random.default_rng(0), np.zeros(3), [],
+                         np.zeros(0, np.int64), 0.0, BUDGET))
+    payload = pickle.loads(path.read_bytes())
+    assert isinstance(other.load(), LoopState)
+    path.write_bytes(pickle.dumps({**payload, "format": CHECKPOINT_FORMAT - 1}))
     assert other.load() is None
+    # format 2 kept the loop state as a dict beside "format" and "key": its task restarts
+    old = {**vars(payload["state"]), "format": 2, "key": other.key}
+    path.write_bytes(pickle.dumps(old))
+    assert other.load() is None
+    calls = []
+    res = run_task(task, ds, cfg.protocol, on_query=calls.append, checkpoint=other)
+    assert calls == [1] * BUDGET
+    pd.testing.assert_frame_equal(_comparable(res), _comparable(ref))
 
     path.write_bytes(b"not a pickle")
     with pytest.warns(UserWarning, match="ignoring unreadable checkpoint"):
@@ -143,9 +153,9 @@ def test_run_resumes_an_unfinished_task_from_its_checkpoint(setup, tmp_path):
         run_task(task, datasets[task.dataset.label], cfg.protocol,
                  on_query=_stop_at(STOP_AFTER), checkpoint=ck)
     # mark the saved rows: only a run that resumed from this file carries the mark
-    state = pickle.loads(path.read_bytes())
-    state["rows"][0]["model_size"] = 12345
-    path.write_bytes(pickle.dumps(state))
+    payload = pickle.loads(path.read_bytes())
+    payload["state"].rows[0]["model_size"] = 12345
+    path.write_bytes(pickle.dumps(payload))
 
     run_experiment(cfg, out, progress=False, checkpoint_every=0.0)
     run_experiment(cfg, clean, progress=False, checkpoint_every=None)

@@ -5,7 +5,6 @@ import pytest
 from scipy.stats import multivariate_normal
 from sklearn.datasets import load_iris, load_wine
 from sklearn.preprocessing import StandardScaler
-from sklearn.utils.estimator_checks import check_estimator
 
 from alprbf.prbf._em import initialize_params, predict_log_proba, prepare_data
 from alprbf.prbf.constrained import (
@@ -96,8 +95,3 @@ def test_initial_sharing_options():
     assert np.allclose(initial_sharing(pi, np.array([2.0, 2.0]), "proportional"),
                        [[1.0, 0.0], [1 / 3, 2 / 3]])
     assert np.allclose(update_sharing(np.zeros((1, 2)), np.ones(2)), 0.5)
-
-
-@pytest.mark.filterwarnings("ignore")
-def test_check_estimator():
-    check_estimator(ConstrainedPRBF(5, covariance_type="diag"))

@@ -439,11 +439,9 @@ def test_estimators_fit_predict_and_are_deterministic():
         assert np.all(np.diff(a.loglik_history_) >= -1e-6 * np.abs(a.loglik_history_[1:]))
 
 
-def test_invalid_parameters_raise_user_error():
-    from alprbf.errors import UserError
-
+def test_invalid_parameters_raise_value_error():
     X, y = _blobs(9, n=30)
-    with pytest.raises(UserError, match="covariance_type"):
+    with pytest.raises(ValueError, match="covariance_type"):
         PRBF(covariance_type="tied").fit(X, y)
     with pytest.raises(ValueError, match="n_components"):
         PRBF(n_components=0).fit(X, y)

@@ -81,12 +81,12 @@ def test_fourteen_candidates_per_component():
     log_f = np.column_stack([_logpdf(X, p.means[j], p.covariances[j], "full") for j in range(2)])
     assign = component_partition(log_f, p.weights, np.full(3, 1 / 3))
     assert set(assign) == {0, 1}
-    cand = initial_candidates(X, assign, p, depth=3)
+    cand = initial_candidates(X, assign, p, kd_depth=3)
     assert cand.means.shape[0] == 28
     assert np.array_equal(np.bincount(cand.source), [14, 14])
     # alpha_k = pi_jk / 2 for candidates of partition j
     assert np.allclose(cand.alphas, p.weights[cand.source] / 2)
-    _, info = propose_component(X, y, p, threshold=-np.inf, partial_max_iter=0)
+    _, info = propose_component(X, y, p, add_threshold=-np.inf, partial_max_iter=0)
     assert info.n_candidates == 28
 
 
@@ -119,7 +119,7 @@ def test_partial_em_step_matches_naive_formulas(cov_type):
 def test_partial_em_is_monotone_and_only_new_component_moves():
     X, y = _blobs(2)
     p = _two_component(X, y)
-    new, info = propose_component(X, y, p, threshold=-np.inf, partial_max_iter=0)
+    new, info = propose_component(X, y, p, add_threshold=-np.inf, partial_max_iter=0)
     log_f = np.column_stack([_logpdf(X, p.means[j], p.covariances[j], "full") for j in range(2)])
     log_p_old = _own(log_f, y, p.weights)
     assign = component_partition(log_f, p.weights, np.full(3, 1 / 3))
@@ -129,7 +129,7 @@ def test_partial_em_is_monotone_and_only_new_component_moves():
     assert np.all(np.diff(H, axis=0) >= -1e-8 * np.abs(H[:-1]).max())
     assert np.all(H[-1] > H[0] - 1e-9)
 
-    new, info = propose_component(X, y, p, threshold=-np.inf)
+    new, info = propose_component(X, y, p, add_threshold=-np.inf)
     assert new is not None and new.n_components == 3
     # the old components are untouched; their weights are scaled by (1 - alpha) (eq 16)
     assert np.array_equal(new.means[:2], p.means)
@@ -186,13 +186,13 @@ def test_selection_rule():
                       [0.02, 0.03, -1.0],   # two classes: total 0.05
                       [0.004, 0.004, 0.0],  # kept, total 0.008 < threshold
                       [0.01, 0.02, 0.03]])  # three classes: total 0.06 -> best
-    best, kept, total = select_candidate(delta, threshold=0.01)
+    best, kept, total = select_candidate(delta, add_threshold=0.01)
     assert best == 3
     assert kept.tolist() == [False, True, True, True]
     assert np.allclose(total[1:], [0.05, 0.008, 0.06])
-    best, _, _ = select_candidate(delta[:3], threshold=0.01)
+    best, _, _ = select_candidate(delta[:3], add_threshold=0.01)
     assert best == 1
-    best, _, _ = select_candidate(delta[[0, 2]], threshold=0.01)
+    best, _, _ = select_candidate(delta[[0, 2]], add_threshold=0.01)
     assert best is None
 
 
@@ -220,7 +220,7 @@ def test_try_add_component_supervised_em_does_not_lose_likelihood():
     p = one_component_params(X, y, 3, "full")
     for _ in range(3):
         before = e_step(data, p).loglik_labeled
-        new, info = try_add_component(X, y, p, None)
+        new, info = try_add_component(X, y, p)
         if new is None:
             break
         assert info.added and new.n_components == p.n_components + 1
@@ -250,8 +250,8 @@ def test_try_add_component_semi_supervised():
     p = one_component_params(X, yn, 3, "diag")
     lab = ~np.isnan(yn)
     assert np.allclose(p.class_priors, np.bincount(y[lab], minlength=3) / lab.sum())
-    raw, info0 = try_add_component(X, yn, p, np.random.default_rng(0), em=False)
-    new, info = try_add_component(X, yn, p, np.random.default_rng(0))
+    raw, info0 = try_add_component(X, yn, p, em=False)
+    new, info = try_add_component(X, yn, p)
     assert info.n_candidates == 14 and info0.em_info is None
     assert raw is not None and new is not None
     assert np.array_equal(raw.class_priors, p.class_priors)  # eq 16 keeps the priors

@@ -16,7 +16,7 @@ from alprbf.prbf._kdtree import (
 
 def test_fourteen_subsets_at_depth_three():
     X = np.random.default_rng(0).normal(size=(200, 3))
-    subs = kdtree_subsets(X, depth=3)
+    subs = kdtree_subsets(X, kd_depth=3)
     assert n_tree_subsets(3) == 14
     assert len(subs) == 14
     # level sizes 2, 4, 8; each level partitions the data
@@ -47,9 +47,9 @@ def test_mean_and_median_cut_differ_on_skewed_data():
 
 def test_unsplittable_nodes_yield_fewer_candidates():
     X = np.ones((5, 2))
-    assert kdtree_subsets(X, depth=3) == []
+    assert kdtree_subsets(X, kd_depth=3) == []
     X = np.array([[0.0, 0.0], [1.0, 0.0], [2.0, 0.0]])
-    subs = kdtree_subsets(X, depth=3, min_size=2)
+    subs = kdtree_subsets(X, kd_depth=3, min_size=2)
     # root -> {0,1} | {2}; {2} is too small; {0,1} -> {0} | {1}, both too small
     assert [s.tolist() for s in subs] == [[0, 1]]
 
@@ -58,8 +58,8 @@ def test_unsplittable_nodes_yield_fewer_candidates():
 def test_candidate_moments_match_numpy(cov_type):
     X = np.random.default_rng(1).normal(size=(120, 3)) * [1.0, 2.0, 0.5]
     reg = 1e-3
-    means, covs = kdtree_candidates(X, cov_type, reg_covar=reg, depth=3)
-    subs = kdtree_subsets(X, depth=3)
+    means, covs = kdtree_candidates(X, cov_type, reg_covar=reg, kd_depth=3)
+    subs = kdtree_subsets(X, kd_depth=3)
     assert means.shape == (14, 3)
     for m, c, idx in zip(means, covs, subs, strict=True):
         S = np.cov(X[idx].T, bias=True) + reg * np.eye(3)

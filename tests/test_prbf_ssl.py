@@ -156,25 +156,6 @@ def test_ssl_estimator_uses_unlabeled_rows_and_updates_priors():
 
 # ---------------------------------------------------------------- registered learners
 
-@pytest.mark.parametrize("name", ["prbf", "prbf_split", "ssl_prbf"])
-def test_learners_cover_all_classes_without_nan(name):
-    X, _, codes = _data(4, n=80, K=3, frac_unlabeled=0.7)
-    codes[codes == 2] = -1                          # class 2 has no label yet
-    y = np.where(codes < 0, np.nan, codes.astype(float))
-    learner = MODELS[name](n_classes=4, random_state=0, n_components=3)
-    learner.fit(X, y)
-    P = learner.predict_proba(X)
-    assert P.shape == (len(X), 4)
-    assert np.all(np.isfinite(P))
-    np.testing.assert_allclose(P.sum(axis=1), 1.0, atol=1e-12)
-    np.testing.assert_array_equal(P[:, 2:], 0.0)    # unlabeled classes: prior 0
-    lp = learner.predict_log_proba(X)
-    assert not np.any(np.isnan(lp))
-    assert learner.model_size() >= 1
-    again = MODELS[name](n_classes=4, random_state=0, n_components=3).fit(X, y)
-    np.testing.assert_array_equal(again.predict_proba(X), P)
-
-
 def test_learners_with_few_or_no_labels():
     X, _, _ = _data(5, n=30)
     y = np.full(len(X), np.nan)

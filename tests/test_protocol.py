@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from alprbf.config import Initial
-from alprbf.protocol import density_initial, initial_labeled, make_folds
+from alprbf.initial import density_initial, initial_labeled
+from alprbf.protocol import make_folds
 from alprbf.seeding import derive_seed
 
 

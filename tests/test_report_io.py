@@ -127,6 +127,7 @@ def test_report_imports_no_models_strategies_protocol_or_runner():
     mods = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True).stdout.strip().split(",")
     forbidden = ("alprbf.models", "alprbf.strategies", "alprbf.protocol", "alprbf.runner",
-                 "alprbf.prbf", "alprbf.datasets", "alprbf.config")
+                 "alprbf.execution", "alprbf.initial", "alprbf.prbf", "alprbf.datasets",
+                 "alprbf.config")
     assert [m for m in mods if m.startswith(forbidden)] == []
-    assert "alprbf.schema" in mods
+    assert "alprbf.results" in mods

@@ -16,8 +16,15 @@ import pytest
 
 from alprbf.config import load_config
 from alprbf.errors import UserError
-from alprbf.runner import EXECUTION_KEY, default_task_threads, read_results, run_experiment
-from alprbf.schema import COLUMNS, KEY_COLUMNS, TIMING_COLUMNS
+from alprbf.execution import default_task_threads
+from alprbf.results import (
+    COLUMNS,
+    EXECUTION_KEY,
+    KEY_COLUMNS,
+    TIMING_COLUMNS,
+    read_results,
+)
+from alprbf.runner import run_experiment
 
 from .conftest import write_config
 
@@ -157,11 +164,11 @@ def test_only_runs_the_matching_tasks_and_a_full_run_fills_in_the_rest(tiny_conf
 
 
 def test_default_task_threads_share_the_cpus_between_workers(monkeypatch):
-    from alprbf import runner
+    from alprbf import execution
 
-    monkeypatch.setattr(runner, "cpu_count", lambda: 8)
-    assert runner.default_task_threads(1, "loky", None) == 8
-    assert runner.default_task_threads(3, "loky", None) == 2
-    assert runner.default_task_threads(16, "loky", None) == 1
-    assert runner.default_task_threads(2, "dask", None) == 4
-    assert runner.default_task_threads(2, "dask", "tcp://host:8786") == 1
+    monkeypatch.setattr(execution, "cpu_count", lambda: 8)
+    assert default_task_threads(1, "loky", None) == 8
+    assert default_task_threads(3, "loky", None) == 2
+    assert default_task_threads(16, "loky", None) == 1
+    assert default_task_threads(2, "dask", None) == 4
+    assert default_task_threads(2, "dask", "tcp://host:8786") == 1

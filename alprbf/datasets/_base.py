@@ -105,12 +105,18 @@ class DatasetLoader:
 
     Subclasses set the class attributes and implement :meth:`load`.  ``expected`` is
     ``(n_samples, n_features, n_classes)`` for data sets with a fixed published shape.
+    ``papers`` names the papers' tables that print the data set ("000 T1, 001 TI"; empty when
+    none), ``paper_shape`` the shape they print when it differs from ``expected`` and
+    ``paper_note`` any other difference (``alprbf datasets info`` / ``verify`` show them).
     """
 
     description: ClassVar[str] = ""
     source: ClassVar[str] = "generated"
     citation: ClassVar[str] = ""
     expected: ClassVar[tuple[int, int, int] | None] = None
+    papers: ClassVar[str] = ""
+    paper_shape: ClassVar[tuple[int, int, int] | None] = None
+    paper_note: ClassVar[str] = ""
 
     def load(self, seed: np.random.SeedSequence | int | None = None) -> Dataset:
         raise NotImplementedError

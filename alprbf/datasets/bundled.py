@@ -26,6 +26,8 @@ class Iris(_SklearnBundled):
     description = "Fisher's iris, sklearn copy (150 x 4, 3 classes)"
     citation = "Fisher (1936); UCI Machine Learning Repository"
     expected = (150, 4, 3)
+    papers = "001 TI, 003 T1"
+    paper_note = "sklearn copy: rows 35, 38 as in Fisher (1936)"
     _loader = staticmethod(skd.load_iris)
     _name = "iris"
 
@@ -37,6 +39,8 @@ class Wine(_SklearnBundled):
     description = "UCI wine recognition, sklearn copy (178 x 13, 3 classes)"
     citation = "Forina et al.; UCI Machine Learning Repository"
     expected = (178, 13, 3)
+    papers = "001 TI, 003 T1"
+    paper_note = "sklearn copy, same values as wine_uci"
     _loader = staticmethod(skd.load_wine)
     _name = "wine"
 

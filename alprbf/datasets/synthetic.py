@@ -72,6 +72,8 @@ class Waveform(DatasetLoader):
 
     description = "Breiman waveform, generated (default 5000 x 21, 3 classes)"
     expected = (5000, 21, 3)  # with the default parameters
+    papers = "000 T1, 001 TI"
+    paper_note = "generated; the UCI file is waveform_uci"
     citation = "Breiman, Friedman, Olshen & Stone (1984), Classification and Regression Trees"
 
     def __init__(self, n_samples: int = 5000, noise: float = 1.0) -> None:
@@ -101,6 +103,8 @@ class TwoMoons(DatasetLoader):
 
     description = "two interleaving moons, generated (default 800 x 2, 2 classes)"
     expected = (800, 2, 2)  # with the default parameters
+    papers = "003 T1"
+    paper_note = "generated"
     citation = "Melacci & Belkin (2011), LapSVM in the primal (two-moons data); sklearn make_moons"
 
     def __init__(self, n_samples: int = 800, noise: float = 0.1) -> None:
@@ -149,8 +153,8 @@ class Clouds(DatasetLoader):
     one broad Gaussian; heavily overlapping (Bayes error about 9.6 %).
 
     The ELENA file (``databases/ARTIFICIAL/clouds``) is not available; the parameters are a
-    reconstruction (module constants ``CLOUDS_CLASS0`` / ``CLOUDS_CLASS1``), see the module
-    source for how they were chosen.
+    reconstruction (module constants ``CLOUDS_CLASS0`` / ``CLOUDS_CLASS1``; how they were chosen:
+    docs/notes.md, 'Data sets without their original file').
 
     Parameters
     ----------
@@ -160,6 +164,9 @@ class Clouds(DatasetLoader):
 
     description = "ELENA-style clouds, generated (default 5000 x 2, 2 classes)"
     expected = (5000, 2, 2)  # with the default parameters
+    papers = "003 T1"
+    paper_note = ("generated, ELENA parameters reconstructed; 003 T1 prints class shares 52.2/50.0 "
+                  "(typo for 50/50)")
     citation = ("ELENA project, Aviles-Cruz, Guerin-Dugue, Voz & Van Cappel (1995), "
                 "artificial 'clouds'")
 
@@ -197,6 +204,8 @@ class Concentric(DatasetLoader):
 
     description = "ELENA concentric, generated (default 2500 x 2, 2 classes, 36.8/63.2 %)"
     expected = (2500, 2, 2)  # with the default parameters
+    papers = "003 T1"
+    paper_note = "generated"
     citation = ("ELENA project, Aviles-Cruz, Guerin-Dugue, Voz & Van Cappel (1995), "
                 "artificial 'concentric'")
 
@@ -240,6 +249,8 @@ class RipleySynthetic(DatasetLoader):
 
     description = "Ripley's synthetic problem, generated (default 1250 x 2, 2 classes)"
     expected = (1250, 2, 2)  # with the default parameters
+    papers = "003 T1"
+    paper_note = "generated fallback for ripley"
     citation = "Ripley (1994), Neural networks and related methods for classification, JRSS B 56"
 
     def __init__(self, n_samples: int = 1250) -> None:

@@ -1,12 +1,46 @@
-"""Models: the learner contract, the registry and the registered models."""
+"""Models: the learner contract and the registry (the one place a model name is bound).
 
-from . import (
-    active_prbf,  # noqa: F401  (active_prbf, incremental_ssl_prbf)
-    prbf_family,  # noqa: F401
-    prbf_models,  # noqa: F401
-    sklearn_models,  # noqa: F401  (registers the sklearn baselines)
-    svm_tuned,  # noqa: F401
+Adding a model is one module with its learner class plus one line in :data:`MODELS`.
+"""
+
+from ..registry import Registry
+from .active_prbf import ActivePRBFLearner, IncrementalSSLPRBFLearner
+from .base import Learner, SklearnLearner, labeled_mask
+from .prbf_learners import (
+    ConstrainedPRBFLearner,
+    IncrementalPRBFSplitLearner,
+    PRBFSplitLearner,
+    SelectedIncrementalPRBFSplitLearner,
+    SelectedPRBFSplitLearner,
+    SemiSupervisedPRBFLearner,
+    SupervisedPRBFLearner,
 )
-from .base import MODELS, Learner, SklearnLearner, labeled_mask
+from .sklearn_models import (
+    GaussianNBLearner,
+    LogisticRegressionLearner,
+    RandomForestLearner,
+    SVCLearner,
+)
+from .svm_tuned import TunedSVCLearner
+
+MODELS: Registry[type[Learner]] = Registry("model", {
+    # seed 001 / 002: PRBF networks trained on the labeled rows
+    "prbf": SupervisedPRBFLearner,
+    "prbf_split": PRBFSplitLearner,
+    "incremental_prbf_split": IncrementalPRBFSplitLearner,
+    "incremental_prbf_split_selected": SelectedIncrementalPRBFSplitLearner,
+    "prbf_split_selected": SelectedPRBFSplitLearner,
+    "constrained_prbf": ConstrainedPRBFLearner,
+    "tuned_svc": TunedSVCLearner,
+    # seed 000: semi-supervised and warm-started active PRBF
+    "ssl_prbf": SemiSupervisedPRBFLearner,
+    "active_prbf": ActivePRBFLearner,
+    "incremental_ssl_prbf": IncrementalSSLPRBFLearner,
+    # sklearn baselines
+    "svc": SVCLearner,
+    "logistic_regression": LogisticRegressionLearner,
+    "gaussian_nb": GaussianNBLearner,
+    "random_forest": RandomForestLearner,
+})
 
 __all__ = ["MODELS", "Learner", "SklearnLearner", "labeled_mask"]

@@ -27,29 +27,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import UserError, did_you_mean
-from ..prbf._em import label_codes, log_proba_from_log_prob, predict_log_proba, prepare_data
-from ..prbf._kdtree import SPLIT_POINTS
-from ..prbf._params import COVARIANCE_TYPES
-from ..prbf.active import CANDIDATE_ROWS, StepOptions, active_step, initial_network
+from ..prbf import label_codes, log_proba_from_log_prob, predict_log_proba, prepare_data
+from ..prbf.active import StepOptions, active_step, initial_network
 from ..prbf.qbc import CommitteeOptions, committee_log_proba, train_committee
-from .base import MODELS, Learner
-
-
-def _check_choice(model: str, name: str, value, choices) -> None:
-    if value not in choices:
-        raise UserError(f"model '{model}': unknown {name} '{value}'"
-                        f"{did_you_mean(str(value), choices)}; valid choices: "
-                        + ", ".join(choices))
-
-
-def _check_number(model: str, name: str, value, minimum: float, integer: bool = False) -> None:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value >= minimum
-    if integer:
-        ok = ok and isinstance(value, int)
-    if not ok:
-        kind = "an integer" if integer else "a number"
-        raise UserError(f"model '{model}': {name} must be {kind} >= {minimum}, got {value!r}")
+from .base import Learner
 
 
 class ActivePRBFLearner(Learner):
@@ -59,43 +40,15 @@ class ActivePRBFLearner(Learner):
     ----------
     n_classes : int
     random_state : int or None
-        Seed of the generator handed to the node addition (deterministic at present).
-    covariance_type : {"full", "diag", "spherical"}, default="diag"
-        Seed 000 does not state it; §4.3 treats the features as independent and takes each
-        node's per-feature variances from the trained network, which reads most naturally as
-        diagonal covariances (see :mod:`alprbf.prbf.active` for the history of this default).
-    reg_covar : float, default=1e-3
-        Covariance floor (added to every variance; the data are z-scored).  Larger than
-        sklearn's 1e-6 because features with few distinct values (pen digits: integers 0-100,
-        optical digits: 0-16) let components collapse onto repeated points: on pen digits fold
-        0, 40 queries gave test error 0.197 with 1e-6 and 0.101 with 1e-3, with fits 2-4x
-        faster; on three generated waveform sets the errors after 100 queries were
-        0.155/0.193/0.320 (1e-6) and 0.250/0.182/0.210 (1e-3), i.e. no systematic change.
-    em_tol : float, default=1e-4
-        Semi-supervised EM stops when the joint log-likelihood per row changes by less.
-    em_max_iter : int, default=200
-    refit_current : bool, default=False
-        Also re-run EM on the ``J``-node network after each new label (not in the paper).
-    add_threshold : float, default=0.01
-        Minimum total per-class likelihood increase of an added node (eq 37; paper: 0.01).
-    kd_depth : int, default=3
-        kd-tree levels below the root (14 candidates per node).
-    split_point : {"mean", "median"}, default="mean"
-    partial_max_iter : int, default=0
-        Partial-EM steps refining each candidate node (``candidate_rows="labeled"`` only; seed
-        000 uses none).
-    split_min_mass : float, default=0.01
-        Minimum joint-posterior mass of a subcomponent when splitting (paper: > 0; see
-        :mod:`alprbf.prbf.active`).
-    candidate_rows : {"labeled", "all"}, default="labeled"
-        Rows whose kd-tree subsets give the candidate nodes: the labeled rows of each
-        partition (eq 36, the paper's procedure) or all rows (a departure needed with full
-        covariances, where labeled-only subsets are singular; see :mod:`alprbf.prbf.active`).
-    candidate_reg_covar : float or None, default=None
-        Covariance floor of the candidates (None: ``reg_covar``).
+        Unused: the algorithm is deterministic (the committee draws from the strategy's
+        generator).
+    **params
+        The fields of :class:`alprbf.prbf.active.StepOptions` (covariance type, covariance
+        floor, EM stopping rule, node-addition settings, candidate rows), held as ``options``.
 
     Attributes
     ----------
+    options : StepOptions
     network_ : PRBFParams
         Current unsplit network.
     split_ : PRBFParams
@@ -109,52 +62,11 @@ class ActivePRBFLearner(Learner):
 
     semi_supervised = True
     selection = "split_likelihood"
-    registered_name = "active_prbf"
+    params_from = StepOptions
 
-    def __init__(self, n_classes: int, random_state: int | None = None, *,
-                 covariance_type: str = "diag", reg_covar: float = 1e-3, em_tol: float = 1e-4,
-                 em_max_iter: int = 200, refit_current: bool = False,
-                 add_threshold: float = 0.01, kd_depth: int = 3, split_point: str = "mean",
-                 partial_max_iter: int = 0, split_min_mass: float = 0.01,
-                 candidate_rows: str = "labeled", candidate_reg_covar: float | None = None
-                 ) -> None:
+    def __init__(self, n_classes: int, random_state: int | None = None, **params) -> None:
         super().__init__(n_classes, random_state)
-        name = self.registered_name
-        _check_choice(name, "covariance_type", covariance_type, COVARIANCE_TYPES)
-        _check_choice(name, "split_point", split_point, SPLIT_POINTS)
-        _check_number(name, "reg_covar", reg_covar, 0.0)
-        _check_number(name, "em_tol", em_tol, 0.0)
-        _check_number(name, "em_max_iter", em_max_iter, 0, integer=True)
-        _check_number(name, "add_threshold", add_threshold, 0.0)
-        _check_number(name, "kd_depth", kd_depth, 1, integer=True)
-        _check_number(name, "partial_max_iter", partial_max_iter, 0, integer=True)
-        _check_number(name, "split_min_mass", split_min_mass, 0.0)
-        self.covariance_type = covariance_type
-        self.reg_covar = reg_covar
-        self.em_tol = em_tol
-        self.em_max_iter = em_max_iter
-        self.refit_current = refit_current
-        self.add_threshold = add_threshold
-        self.kd_depth = kd_depth
-        self.split_point = split_point
-        self.partial_max_iter = partial_max_iter
-        self.split_min_mass = split_min_mass
-        _check_choice(name, "candidate_rows", candidate_rows, CANDIDATE_ROWS)
-        self.candidate_rows = candidate_rows
-        if candidate_reg_covar is not None:
-            _check_number(name, "candidate_reg_covar", candidate_reg_covar, 0.0)
-        self.candidate_reg_covar = candidate_reg_covar
-
-    def _options(self) -> StepOptions:
-        return StepOptions(selection=self.selection, refit_current=bool(self.refit_current),
-                           em_tol=float(self.em_tol), em_max_iter=int(self.em_max_iter),
-                           reg_covar=float(self.reg_covar),
-                           add_threshold=float(self.add_threshold), kd_depth=int(self.kd_depth),
-                           split_point=self.split_point,
-                           partial_max_iter=int(self.partial_max_iter),
-                           split_min_mass=float(self.split_min_mass),
-                           candidate_rows=self.candidate_rows,
-                           candidate_reg_covar=self.candidate_reg_covar)
+        self.options = StepOptions(**params)
 
     def _can_continue(self, X: np.ndarray, codes: np.ndarray) -> bool:
         """Same rows as the previous fit and every previous label unchanged."""
@@ -183,15 +95,14 @@ class ActivePRBFLearner(Learner):
         if self._can_continue(X, codes):
             log_prob = self.estep_.log_prob      # the network's Gaussians on the same rows
         else:
-            self.network_ = initial_network(X, codes, self.n_classes, self.covariance_type,
-                                            self.reg_covar)
-            self.rng_ = np.random.default_rng(self.random_state)
+            self.network_ = initial_network(X, codes, self.n_classes,
+                                            self.options.covariance_type, self.options.reg_covar)
             self.n_steps_ = 0
             self.history_ = []
             self.X_ = X.copy()
         self.y_codes_ = codes.copy()
-        self.data_ = prepare_data(self.X_, codes, self.n_classes, self.covariance_type)
-        step = active_step(self.X_, codes, self.network_, self._options(), self.rng_,
+        self.data_ = prepare_data(self.X_, codes, self.n_classes, self.options.covariance_type)
+        step = active_step(self.X_, codes, self.network_, self.options, self.selection,
                            data=self.data_, log_prob=log_prob)
         self.network_, self.estep_, self.split_ = step.network, step.estep, step.split
         self._split_log_prob = step.split_estep.log_prob
@@ -260,7 +171,7 @@ class ActivePRBFLearner(Learner):
         ``n_threads`` members are trained at a time (the members do not depend on it)."""
         self._check_fitted()
         return train_committee(self.data_, self.network_, self.estep_, options, rng,
-                               float(self.reg_covar), n_threads=n_threads)
+                               float(self.options.reg_covar), n_threads=n_threads)
 
     def committee_log_proba(self, X: np.ndarray, options: CommitteeOptions,
                             rng: np.random.Generator, n_threads: int = 1) -> np.ndarray:
@@ -274,8 +185,3 @@ class IncrementalSSLPRBFLearner(ActivePRBFLearner):
     split network.  Parameters as :class:`ActivePRBFLearner`."""
 
     selection = "always_add"
-    registered_name = "incremental_ssl_prbf"
-
-
-MODELS.add("active_prbf", ActivePRBFLearner)
-MODELS.add("incremental_ssl_prbf", IncrementalSSLPRBFLearner)

@@ -1,6 +1,7 @@
 """What the active-learning loop needs from a model, and an adapter for sklearn classifiers.
 
 A *learner* is created once per task as ``MODELS[name](n_classes=K, random_state=seed, **params)``
+(``MODELS`` is the registry in :mod:`alprbf.models`)
 and then, at every iteration, receives ``fit(X, y)`` where ``X`` is the whole training part of the
 fold (labeled and pool rows) and ``y`` is float with ``nan`` for unlabeled rows and class codes
 ``0 .. K-1`` elsewhere.  Supervised learners use the labeled rows only; semi-supervised ones use
@@ -11,17 +12,21 @@ because the same object is fitted again after each query.
 label yet.  Strategies ask for the pool rows through ``predict_proba_rows(X, rows)`` (or
 ``predict_log_proba_rows``) so a learner that already holds the posteriors of its training rows
 can return them.  ``model_size()`` returns the number of components / support vectors, or None.
+
+A learner's config parameters are the keyword parameters of its ``__init__`` or, when it
+forwards them, of its ``params_from`` (an estimator factory or an options dataclass) or its
+``estimator_class``; ``alprbf list models`` shows them.  A learner must pickle (checkpoints
+save it mid-task) and give the same predictions for the same ``random_state`` and data
+(``tests/test_contract.py`` checks every registered learner).
 """
 
 from __future__ import annotations
 
-import sys
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from sklearn.base import clone
-
-from ..registry import Registry
 
 
 def labeled_mask(y: np.ndarray) -> np.ndarray:
@@ -68,21 +73,26 @@ class Learner:
 class SklearnLearner(Learner):
     """Any sklearn classifier with ``predict_proba``, trained on the labeled rows only.
 
-    While fewer than two classes are labeled, the learner predicts the labeled class (or the
-    uniform distribution with no label at all): sklearn classifiers refuse one-class data.
+    Subclasses set ``params_from``: a factory whose keyword parameters are the learner's config
+    parameters and which returns the (unfitted) estimator.  While fewer than two classes are
+    labeled, the learner predicts the labeled class (or the uniform distribution with no label
+    at all): sklearn classifiers refuse one-class data.
 
     Parameters
     ----------
-    estimator : sklearn classifier
-        Cloned before every fit.
     n_classes : int
     random_state : int or None
         Set on the estimator when it has a ``random_state`` parameter.
+    **params
+        Passed to ``params_from``.
     """
 
-    def __init__(self, estimator, n_classes: int, random_state: int | None = None) -> None:
+    params_from: Callable[..., Any]
+
+    def __init__(self, n_classes: int, random_state: int | None = None, **params: Any) -> None:
         super().__init__(n_classes, random_state)
-        self.estimator = estimator
+        self.params = params
+        self.estimator = type(self).params_from(**params)
 
     def fit(self, X, y):
         mask = labeled_mask(y)
@@ -119,38 +129,3 @@ class SklearnLearner(Learner):
         if est is not None and hasattr(est, "n_support_"):
             return int(np.sum(est.n_support_))
         return None
-
-
-def publish_class(cls: type, name: str, module: str) -> type:
-    """Name a generated class ``module.name`` and bind it there, so that pickle finds it.
-
-    Checkpoints pickle the learner of a task in flight; a class made by ``type()`` or inside a
-    factory is only picklable under a module attribute that is the class itself.
-    """
-    mod = sys.modules[module]
-    if hasattr(mod, name):
-        raise ValueError(f"{module}.{name} already exists")
-    cls.__name__ = cls.__qualname__ = name
-    cls.__module__ = module
-    setattr(mod, name, cls)
-    return cls
-
-
-def sklearn_learner(make_estimator, doc: str, name: str) -> type[SklearnLearner]:
-    """Make a registrable learner class whose parameters are the estimator's own.
-
-    The class is published as ``name`` in the module of ``make_estimator``
-    (:func:`publish_class`).
-    """
-
-    class _Learner(SklearnLearner):
-        def __init__(self, n_classes: int, random_state: int | None = None, **params: Any):
-            super().__init__(make_estimator(**params), n_classes, random_state)
-            self.params = params
-
-    _Learner.__doc__ = doc
-    _Learner.params_from = staticmethod(make_estimator)
-    return publish_class(_Learner, name, make_estimator.__module__)
-
-
-MODELS: Registry[type[Learner]] = Registry("model")

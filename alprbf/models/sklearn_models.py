@@ -9,7 +9,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.naive_bayes import GaussianNB
 from sklearn.svm import SVC
 
-from .base import MODELS, sklearn_learner
+from .base import SklearnLearner
 
 
 class _PlattSVC(SVC):
@@ -45,10 +45,25 @@ def _rf(n_estimators: int = 200, max_depth: int | None = None, min_samples_leaf:
                                   min_samples_leaf=min_samples_leaf, n_jobs=1)
 
 
-MODELS.add("svc", sklearn_learner(_svc, "RBF-kernel SVM with Platt-scaled probabilities "
-                                  "(sklearn SVC, one-vs-one).", "SVCLearner"))
-MODELS.add("logistic_regression", sklearn_learner(_logreg, "Multinomial logistic regression.",
-                                                  "LogisticRegressionLearner"))
-MODELS.add("gaussian_nb", sklearn_learner(_gnb, "Gaussian naive Bayes.", "GaussianNBLearner"))
-MODELS.add("random_forest", sklearn_learner(_rf, "Random forest (a strong modern baseline).",
-                                            "RandomForestLearner"))
+class SVCLearner(SklearnLearner):
+    """RBF-kernel SVM with Platt-scaled probabilities (sklearn SVC, one-vs-one)."""
+
+    params_from = staticmethod(_svc)
+
+
+class LogisticRegressionLearner(SklearnLearner):
+    """Multinomial logistic regression."""
+
+    params_from = staticmethod(_logreg)
+
+
+class GaussianNBLearner(SklearnLearner):
+    """Gaussian naive Bayes."""
+
+    params_from = staticmethod(_gnb)
+
+
+class RandomForestLearner(SklearnLearner):
+    """Random forest (a strong modern baseline)."""
+
+    params_from = staticmethod(_rf)

@@ -19,15 +19,15 @@ import time
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.calibration import CalibratedClassifierCV
 from sklearn.model_selection import StratifiedKFold
 from sklearn.svm import SVC
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..prbf._selection import inner_cv_splits
-from .base import MODELS, Learner, labeled_mask
+from ..prbf import inner_cv_splits
+from .base import Learner, labeled_mask
 
 
 def line_search(errors_of, exponents: np.ndarray) -> tuple[int, np.ndarray]:
@@ -184,20 +184,19 @@ class TunedSVC(ClassifierMixin, BaseEstimator):
         return out
 
 
-@MODELS.register("tuned_svc")
 class TunedSVCLearner(Learner):
     """RBF SVM with seed 001's gamma-then-C line search on inner CV folds (see TunedSVC).
 
-    Trained on the labeled rows only; ``model_size()`` is the number of support vectors.
+    Its config parameters are :class:`TunedSVC`'s.  Trained on the labeled rows only;
+    ``model_size()`` is the number of support vectors.
     """
 
-    def __init__(self, n_classes: int, random_state: int | None = None,
-                 gamma_range=(-15, 3), C_range=(-5, 15), inner_folds: int = 9,
-                 cv_seed: int = 0, probability: bool = False, tol: float = 1e-3) -> None:
+    estimator_class = TunedSVC
+
+    def __init__(self, n_classes: int, random_state: int | None = None, **params: Any) -> None:
         super().__init__(n_classes, random_state)
-        self.params: dict[str, Any] = dict(gamma_range=tuple(gamma_range),
-                                           C_range=tuple(C_range), inner_folds=inner_folds,
-                                           cv_seed=cv_seed, probability=probability, tol=tol)
+        self.params = params
+        self.estimator = TunedSVC(**params)
 
     def fit(self, X, y):
         mask = labeled_mask(y)
@@ -205,8 +204,8 @@ class TunedSVCLearner(Learner):
         self.present_ = np.unique(yl)
         self.estimator_ = None
         if self.present_.size >= 1:
-            self.estimator_ = TunedSVC(random_state=self.random_state, **self.params).fit(
-                X[mask], yl)
+            est = clone(self.estimator).set_params(random_state=self.random_state)
+            self.estimator_ = est.fit(X[mask], yl)
         return self
 
     def predict_proba(self, X):

@@ -10,9 +10,15 @@ Core API (see each function's docstring for shapes):
   ``run_em`` -> ``EMResult``; ``initialize_params``; ``fit_em`` (restarts);
   ``log_class_conditional``, ``predict_log_joint``, ``predict_log_proba``;
 * :mod:`._split`: ``split_params`` -> ``SplitResult`` (001 eqs 11-15, 000 eqs 30-33);
-* :mod:`.estimators`: ``PRBF``, ``PRBFSplit``, ``SemiSupervisedPRBF``.
+* :mod:`._selection`: ``inner_cv_splits`` (the inner folds every selected model shares);
+* estimators, all on :class:`PRBFClassifierBase` (``fit(X, y)`` with ``y = nan`` on unlabeled
+  rows, a ``classes`` parameter): ``PRBF``, ``PRBFSplit``, ``SemiSupervisedPRBF``
+  (:mod:`.estimators`), ``IncrementalPRBFSplit``, ``SelectedIncrementalPRBFSplit``,
+  ``SelectedPRBFSplit`` (:mod:`.incremental`), ``ConstrainedPRBF`` (:mod:`.constrained`);
+* :mod:`.active` (active PRBF steps, ``StepOptions``) and :mod:`.qbc` (committees).
 """
 
+from ._base import PRBFClassifierBase
 from ._em import (
     EMResult,
     EStep,
@@ -23,6 +29,7 @@ from ._em import (
     joint_log_resp,
     label_codes,
     log_class_conditional,
+    log_proba_from_log_prob,
     m_step,
     mixture_weights,
     predict_log_joint,
@@ -38,16 +45,23 @@ from ._gaussian import (
     estimate_log_gaussian_prob,
     gaussian_parameters_and_precisions,
 )
+from ._kdtree import SPLIT_POINTS
 from ._params import COVARIANCE_TYPES, PRBFParams
+from ._selection import inner_cv_splits
 from ._split import SplitResult, split_params
+from .constrained import ConstrainedPRBF
 from .estimators import PRBF, PRBFSplit, SemiSupervisedPRBF
+from .incremental import IncrementalPRBFSplit, SelectedIncrementalPRBFSplit, SelectedPRBFSplit
 
 __all__ = [
-    "COVARIANCE_TYPES", "EMResult", "EStep", "GaussianFeatures", "PRBF", "PRBFData",
-    "PRBFParams", "PRBFSplit", "SemiSupervisedPRBF", "SplitResult", "compute_precision_cholesky",
+    "COVARIANCE_TYPES", "SPLIT_POINTS", "ConstrainedPRBF", "EMResult", "EStep",
+    "GaussianFeatures", "IncrementalPRBFSplit", "PRBF", "PRBFClassifierBase", "PRBFData",
+    "PRBFParams", "PRBFSplit", "SelectedIncrementalPRBFSplit", "SelectedPRBFSplit",
+    "SemiSupervisedPRBF", "SplitResult", "compute_precision_cholesky",
     "e_step", "estimate_gaussian_parameters", "estimate_log_gaussian_prob", "fit_em",
     "gaussian_parameters_and_precisions",
-    "initialize_params", "joint_log_resp", "label_codes", "log_class_conditional", "m_step",
+    "initialize_params", "inner_cv_splits", "joint_log_resp", "label_codes",
+    "log_class_conditional", "log_proba_from_log_prob", "m_step",
     "mixture_weights", "predict_log_joint", "predict_log_proba", "prepare_data", "run_em",
     "safe_log", "split_params",
 ]

@@ -186,10 +186,10 @@ def safe_log(a: np.ndarray) -> np.ndarray:
 def exp_flushed(a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """``exp(a)`` with every value below ``exp(_FLUSH_LOG)`` (~1e-200) set to exactly 0.
 
-    The arguments are clipped just below the threshold *before* the exponential (``exp`` is
-    ~25x slower when its result is subnormal, as for far components, and so is ``exp(-inf)``),
-    and the small values are then zeroed by a multiplication with the mask (a masked
-    ``copyto`` is ~10x slower on scattered masks).  ``out`` may be ``a`` (in place).
+    The arguments are clipped just below the threshold *before* the exponential, so that no
+    result is subnormal (far components) and no argument is ``-inf``; the small values are then
+    zeroed by a multiplication with the mask rather than a masked ``copyto``.  Both are choices
+    for speed (evidence: docs/notes.md, 'Subnormal flushing').  ``out`` may be ``a`` (in place).
     """
     out = np.maximum(a, _FLUSH_LOG - 1.0, out=out)
     np.exp(out, out=out)
@@ -527,7 +527,8 @@ def initialize_params(data: PRBFData, n_components: int, *, reg_covar: float = 1
     if init_params == "kmeans":
         seed = int(rng.integers(2**31 - 1))
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
+            warnings.filterwarnings("ignore", message="Number of distinct clusters",
+                                    category=ConvergenceWarning)
             km = KMeans(n_clusters=M, n_init=1, random_state=seed).fit(X)
         means = km.cluster_centers_.astype(np.float64)
         labels = km.labels_

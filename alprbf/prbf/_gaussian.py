@@ -21,10 +21,12 @@ where ``w(P)`` is the upper triangle of the precision with doubled off-diagonal 
 symmetry (half the multiply-adds of sklearn's per-component ``X @ U``) and replaces ``M``
 small products by one large one.  ``Z`` depends only on the data, so an EM run builds it once
 (:class:`GaussianFeatures`); when it would exceed ``MAX_FEATURE_BYTES`` it is rebuilt block by
-block at each use instead.  The global centring keeps the cancellation in the expanded forms
-small (standardised data lose ~1e-14 relative accuracy against sklearn's per-component
-centring; data lying far from its mean relative to a component's spread lose more, see the
-hand-worked split test).
+block at each use instead.  The data are centred once, globally, rather than per component as
+sklearn does (a choice for speed): the global centring keeps the cancellation in the expanded
+forms small, and where a (nearly collapsed) component could still lose accuracy the direct
+per-component formulas are used instead (:func:`estimate_log_gaussian_prob` for rows beyond
+the component's accurate radius, :func:`gaussian_parameters_and_precisions` for its
+covariance) (evidence: docs/notes.md, 'Design matrix accuracy').
 
 Robustness.  The covariance floor ``reg_covar`` is added to every diagonal (negative
 round-off variances are clipped to 0 first).  A component with (almost) no responsibility gets
@@ -445,8 +447,9 @@ def gaussian_parameters_and_precisions(features: GaussianFeatures, resp: np.ndar
     per-component centring (sklearn's formula, ``n d^2`` work each; only nearly collapsed
     components qualify).  The extent of component ``j`` is the root of the
     responsibility-weighted mean of ``|x - center|^2`` -- the scale of the terms its weighted
-    sums add up -- rather than the largest row norm, which a few far rows would make large for
-    every component (on optical digits that flagged nearly all of them).
+    sums add up.  This is a choice: the largest row norm would be the simpler bound, but a few
+    far rows make it large for every component, so that nearly all components would be
+    recomputed (evidence: docs/notes.md, 'Design matrix accuracy').
 
     Parameters
     ----------

@@ -20,16 +20,17 @@ Adding component ``M+1`` to a network ``PRBF(M)`` with parameters ``Theta_M`` (p
 4. **Criterion** (001 eq 26 / 000 eq 37).  ``dL_k = mean_{x in X_k} log(1 - a_k + a_k f(x) /
    p(x|k; Theta_M))`` computed in log space.  Candidates that raise the likelihood of at least
    ``min_classes`` (= 2) classes are kept; their total is the sum of their positive ``dL_k``;
-   the best candidate is added when its total exceeds ``threshold`` (= 0.01).
+   the best candidate is added when its total exceeds ``add_threshold`` (= 0.01).
    *Degenerate candidates are discarded first* (a choice the paper does not discuss): with
-   discrete-valued features (Pima's zeros, BUPA's counts) partial EM collapses candidates onto
-   the rows that share a value, whose singular density "raises" the likelihood of every class
-   on that plane and would pass the test at every step; a candidate with a variance below
-   ``degenerate_tol`` times the data's variance in the same direction is rejected
-   (:func:`degenerate_candidates`).  The supervised incremental estimators use 1e-3; the
-   default of :func:`try_add_component` is 0 (off, the literal procedure) because with fewer
-   labeled rows than features every candidate is singular in this sense, and the
-   semi-supervised EM that follows an addition uses all rows.
+   discrete-valued features partial EM can collapse a candidate onto the rows that share a
+   value, whose singular density "raises" the likelihood of every class on that plane and
+   would pass the test at every step; a candidate with a variance below ``degenerate_tol``
+   times the data's variance in the same direction is rejected
+   (:func:`degenerate_candidates`; evidence: docs/notes.md, 'Degenerate candidates').  The
+   supervised incremental estimators use 1e-3; the default of :func:`try_add_component` is 0
+   (off, the literal procedure) because with fewer labeled rows than features every candidate
+   is singular in this sense, and the semi-supervised EM that follows an addition uses all
+   rows.
    (A singular covariance makes the log density infinite or undefined, so an implementation
    without a covariance floor cannot accept such a candidate either.)
 5. **Insertion** (001 eq 16): ``pi_jk <- (1 - a_k) pi_jk`` for the old components and
@@ -162,7 +163,7 @@ class Candidates:
 
 
 def initial_candidates(X: np.ndarray, assign: np.ndarray, params: PRBFParams,
-                       depth: int = 3, split_point: str = "mean", reg_covar: float = 1e-6,
+                       kd_depth: int = 3, split_point: str = "mean", reg_covar: float = 1e-6,
                        min_size: int = 2) -> Candidates:
     """kd-tree candidates of every partition ``S_j`` with ``alpha_k = pi_jk / 2`` (001 §III.B).
 
@@ -173,8 +174,8 @@ def initial_candidates(X: np.ndarray, assign: np.ndarray, params: PRBFParams,
     assign : ndarray of int (n,)
         Partition index of each row (:func:`component_partition`).
     params : PRBFParams
-    depth, split_point, min_size
-        kd-tree settings (:func:`alprbf.prbf._kdtree.kdtree_subsets`); depth 3 -> 14 per
+    kd_depth, split_point, min_size
+        kd-tree settings (:func:`alprbf.prbf._kdtree.kdtree_subsets`); kd_depth 3 -> 14 per
         component.
     reg_covar : float
 
@@ -188,7 +189,7 @@ def initial_candidates(X: np.ndarray, assign: np.ndarray, params: PRBFParams,
         Sj = X[assign == j]
         if Sj.shape[0] < min_size:
             continue
-        m, c = kdtree_candidates(Sj, ct, reg_covar, depth, split_point, min_size)
+        m, c = kdtree_candidates(Sj, ct, reg_covar, kd_depth, split_point, min_size)
         means.append(m)
         covs.append(c)
         alphas.append(np.repeat(params.weights[j][None] / 2.0, len(m), axis=0))
@@ -225,13 +226,12 @@ def _log_alpha_rows(alphas: np.ndarray, y_codes: np.ndarray) -> tuple[np.ndarray
     """``log a`` and ``log(1 - a)`` with ``a = alphas[c, y_i]``, shapes (n, C); the logs are
     taken on the (C, K) table, then indexed by the row classes.
 
-    ``log(1 - a)`` is computed as ``log1p(-a)``.  The plain form rounds to 0 for ``a`` below
-    machine epsilon, so a candidate whose weight in a class is ~1e-160 (a nearly empty
-    component's ``pi_jk / 2``) would change that class's likelihood by a rounding-sized
-    *positive* amount whatever its density there.  The ">= 2 classes increase" rule of eq 37
-    then accepted single-class candidates: on segmentation (fold 0, first 100 queries) 11 of the
-    56 nodes proposed passed the rule only through such a 1e-226..1e-292 "increase".  With
-    ``log1p`` the tiny changes keep their true sign.
+    ``log(1 - a)`` is computed as ``log1p(-a)``, so that the change a tiny weight ``a`` makes
+    to a class's likelihood keeps its true sign.  The plain form rounds to 0 for ``a`` below
+    machine epsilon (e.g. a nearly empty component's ``pi_jk / 2``), which turns that change
+    into a rounding-sized *positive* amount whatever the candidate's density there, and the
+    ">= 2 classes increase" rule of eq 37 would count it (evidence: docs/notes.md, 'log1p in
+    the candidate test').
     """
     with np.errstate(divide="ignore"):
         log_1ma = np.log1p(-alphas)
@@ -402,14 +402,14 @@ def degenerate_candidates(covariances: np.ndarray, covariance_type: str, X: np.n
     return ratio < tol
 
 
-def select_candidate(delta: np.ndarray, threshold: float = 0.01, min_classes: int = 2
+def select_candidate(delta: np.ndarray, add_threshold: float = 0.01, min_classes: int = 2
                      ) -> tuple[int | None, np.ndarray, np.ndarray]:
     """Apply 001's selection rule to the per-class changes ``delta`` (C, K).
 
     Returns
     -------
     best : int or None
-        Index of the candidate to add, or None when no kept candidate exceeds ``threshold``.
+        Index of the candidate to add, or None when no kept candidate exceeds ``add_threshold``.
     kept : ndarray of bool (C,)
         Candidates that increase the likelihood of at least ``min_classes`` classes.
     total : ndarray (C,)
@@ -421,7 +421,7 @@ def select_candidate(delta: np.ndarray, threshold: float = 0.01, min_classes: in
     if not kept.any():
         return None, kept, total
     best = int(np.argmax(total))
-    return (best if total[best] > threshold else None), kept, total
+    return (best if total[best] > add_threshold else None), kept, total
 
 
 def insert_component(params: PRBFParams, mean: np.ndarray, covariance: np.ndarray,
@@ -470,7 +470,7 @@ class AdditionInfo:
 
 
 def propose_component(X: np.ndarray, y: np.ndarray, params: PRBFParams, *,
-                      threshold: float = 0.01, min_classes: int = 2, depth: int = 3,
+                      add_threshold: float = 0.01, min_classes: int = 2, kd_depth: int = 3,
                       split_point: str = "mean", reg_covar: float = 1e-6,
                       partial_max_iter: int = 10, partial_tol: float = 1e-5,
                       min_size: int = 2, degenerate_tol: float = 0.0
@@ -496,7 +496,7 @@ def propose_component(X: np.ndarray, y: np.ndarray, params: PRBFParams, *,
     Xl, yl, log_p_old = data.X, data.codes, est.log_norm
     counts = data.class_counts
     assign = component_partition(est.log_prob, params.weights, counts / counts.sum())
-    cand = initial_candidates(Xl, assign, params, depth, split_point, reg_covar, min_size)
+    cand = initial_candidates(Xl, assign, params, kd_depth, split_point, reg_covar, min_size)
     n_cand = cand.means.shape[0]
     if n_cand == 0:
         return None, AdditionInfo(False, 0, 0, -np.inf)
@@ -506,7 +506,7 @@ def propose_component(X: np.ndarray, y: np.ndarray, params: PRBFParams, *,
     if degenerate_tol > 0:
         bad = degenerate_candidates(res.candidates.covariances, ct, Xl, degenerate_tol)
         delta[bad] = -np.inf
-    best, kept, total = select_candidate(delta, threshold, min_classes)
+    best, kept, total = select_candidate(delta, add_threshold, min_classes)
     top = int(np.argmax(total)) if kept.any() else None
     info = AdditionInfo(
         added=best is not None, n_candidates=n_cand, n_kept=int(kept.sum()),
@@ -522,13 +522,13 @@ def propose_component(X: np.ndarray, y: np.ndarray, params: PRBFParams, *,
     return new, info
 
 
-def try_add_component(X: np.ndarray, y: np.ndarray, params: PRBFParams,
-                      rng: np.random.Generator | None = None, *, threshold: float = 0.01,
-                      min_classes: int = 2, depth: int = 3, split_point: str = "mean",
+def try_add_component(X: np.ndarray, y: np.ndarray, params: PRBFParams, *,
+                      add_threshold: float = 0.01,
+                      min_classes: int = 2, kd_depth: int = 3, split_point: str = "mean",
                       reg_covar: float = 1e-6, partial_max_iter: int = 10,
                       partial_tol: float = 1e-5, min_size: int = 2,
                       degenerate_tol: float = 0.0, em: bool = True,
-                      em_tol: float = 1e-4, em_max_iter: int = 200
+                      tol: float = 1e-4, max_iter: int = 200
                       ) -> tuple[PRBFParams | None, AdditionInfo]:
     """Try to add one component to a PRBF network (001 §III; semi-supervised: 000 eqs 34-37).
 
@@ -545,13 +545,11 @@ def try_add_component(X: np.ndarray, y: np.ndarray, params: PRBFParams,
         Class codes ``0..K-1``; ``nan`` (float) or ``-1`` marks an unlabeled row.
     params : PRBFParams
         The current *unsplit* network ``PRBF(M)`` (K = ``params.n_classes`` classes).
-    rng : numpy Generator or None
-        Accepted for interface stability; unused (the procedure is deterministic).
-    threshold : float, default=0.01
+    add_threshold : float, default=0.01
         Minimum total per-class increase (sum of the positive eq-26/37 terms) to add a node.
     min_classes : int, default=2
         A candidate must raise the likelihood of at least this many classes.
-    depth : int, default=3
+    kd_depth : int, default=3
         kd-tree levels below the root: 2 + 4 + 8 = 14 candidates per component.
     split_point : {"mean", "median"}, default="mean"
         Where the kd-tree hyperplane crosses the principal axis.
@@ -570,7 +568,7 @@ def try_add_component(X: np.ndarray, y: np.ndarray, params: PRBFParams,
         procedure).
     em : bool, default=True
         Run EM on the grown network (on all rows).  With ``False`` the caller runs it.
-    em_tol, em_max_iter : float, int
+    tol, max_iter : float, int
         Passed to :func:`alprbf.prbf._em.run_em`.
 
     Returns
@@ -584,17 +582,17 @@ def try_add_component(X: np.ndarray, y: np.ndarray, params: PRBFParams,
 
     Examples
     --------
-    >>> new, info = try_add_component(X, y_nan, network, rng)          # doctest: +SKIP
+    >>> new, info = try_add_component(X, y_nan, network)               # doctest: +SKIP
     >>> network = new if new is not None else network                    # doctest: +SKIP
     """
-    del rng  # deterministic procedure
-    new, info = propose_component(X, y, params, threshold=threshold, min_classes=min_classes,
-                                  depth=depth, split_point=split_point, reg_covar=reg_covar,
+    new, info = propose_component(X, y, params, add_threshold=add_threshold,
+                                  min_classes=min_classes, kd_depth=kd_depth,
+                                  split_point=split_point, reg_covar=reg_covar,
                                   partial_max_iter=partial_max_iter, partial_tol=partial_tol,
                                   min_size=min_size, degenerate_tol=degenerate_tol)
     if new is None or not em:
         return new, info
     data = prepare_data(X, y, params.n_classes, params.covariance_type)
-    res: EMResult = run_em(data, new, tol=em_tol, max_iter=em_max_iter, reg_covar=reg_covar)
+    res: EMResult = run_em(data, new, tol=tol, max_iter=max_iter, reg_covar=reg_covar)
     info.em_info = res
     return res.params, info

@@ -7,7 +7,7 @@ principal-direction divisive partitioning used by the kd-tree variant the paper 
 does not say where along the direction the cut lies, so ``split_point="median"`` is offered too
 (balanced halves).  A point exactly on the hyperplane goes to the first child.
 
-Every node below the root is a candidate subset (they overlap across levels): with ``depth = 3``
+Every node below the root is a candidate subset (they overlap across levels): with ``kd_depth = 3``
 levels below the root that is ``2 + 4 + 8 = 14`` subsets per component, the paper's count (its
 "level four" counts the root as level one).  Subsets that are too small to split simply have no
 children, so a tiny ``S_j`` yields fewer candidates.
@@ -22,17 +22,18 @@ import numpy as np
 SPLIT_POINTS = ("mean", "median")
 
 
-def n_tree_subsets(depth: int) -> int:
-    """Number of nodes below the root of a full binary tree with ``depth`` levels: 2^(depth+1)-2."""
-    return 2 ** (depth + 1) - 2
+def n_tree_subsets(kd_depth: int) -> int:
+    """Nodes below the root of a full binary tree with ``kd_depth`` levels: 2^(kd_depth+1)-2."""
+    return 2 ** (kd_depth + 1) - 2
 
 
 def principal_direction(X: np.ndarray) -> np.ndarray:
     """Unit leading principal direction of the rows of ``X`` (shape (n, d) -> (d,)).
 
-    Computed as the leading eigenvector of the scatter matrix ``Xc^T Xc`` (d x d; ``eigh`` is
-    ~5x cheaper than an SVD of the n x d data for the many small nodes, and the leading
-    direction's accuracy depends on the eigen-gap in both).  The sign is fixed so that the
+    Computed as the leading eigenvector of the scatter matrix ``Xc^T Xc`` (d x d) with
+    ``eigh`` rather than by an SVD of the n x d data: a choice for speed on the many small
+    nodes; the leading direction's accuracy depends on the eigen-gap either way (evidence:
+    docs/notes.md, 'kd-tree principal direction').  The sign is fixed so that the
     largest-magnitude entry is positive, which makes the split deterministic.
     """
     Xc = X - X.mean(axis=0)
@@ -74,7 +75,7 @@ def split_node(X: np.ndarray, idx: np.ndarray, split_point: str = "mean"
     return idx[left], idx[~left]
 
 
-def kdtree_subsets(X: np.ndarray, depth: int = 3, split_point: str = "mean",
+def kdtree_subsets(X: np.ndarray, kd_depth: int = 3, split_point: str = "mean",
                    min_size: int = 2) -> list[np.ndarray]:
     """All kd-tree nodes below the root, breadth first, as row-index arrays into ``X``.
 
@@ -82,7 +83,7 @@ def kdtree_subsets(X: np.ndarray, depth: int = 3, split_point: str = "mean",
     ----------
     X : ndarray of shape (n, d)
         The data of one component's partition ``S_j``.
-    depth : int
+    kd_depth : int
         Levels below the root (3 gives the paper's 14 subsets).
     split_point : {"mean", "median"}
     min_size : int
@@ -91,13 +92,13 @@ def kdtree_subsets(X: np.ndarray, depth: int = 3, split_point: str = "mean",
     Returns
     -------
     list of ndarray of int
-        At most ``n_tree_subsets(depth)`` arrays; exactly that many when every node splits.
+        At most ``n_tree_subsets(kd_depth)`` arrays; exactly that many when every node splits.
     """
-    if depth < 1:
-        raise ValueError(f"depth must be >= 1, got {depth}")
+    if kd_depth < 1:
+        raise ValueError(f"kd_depth must be >= 1, got {kd_depth}")
     out: list[np.ndarray] = []
     level = [np.arange(X.shape[0])]
-    for _ in range(depth):
+    for _ in range(kd_depth):
         nxt: list[np.ndarray] = []
         for idx in level:
             if idx.size < max(min_size, 2):
@@ -139,7 +140,7 @@ def subset_moments(X: np.ndarray, covariance_type: str, reg_covar: float
 
 
 def kdtree_candidates(X: np.ndarray, covariance_type: str = "full", reg_covar: float = 1e-6,
-                      depth: int = 3, split_point: str = "mean", min_size: int = 2
+                      kd_depth: int = 3, split_point: str = "mean", min_size: int = 2
                       ) -> tuple[np.ndarray, np.ndarray]:
     """Candidate (mean, covariance) pairs from every kd-tree node below the root.
 
@@ -149,17 +150,17 @@ def kdtree_candidates(X: np.ndarray, covariance_type: str = "full", reg_covar: f
     covariance_type : {"full", "diag", "spherical"}
     reg_covar : float
         Added to the diagonal of every candidate covariance.
-    depth, split_point, min_size
+    kd_depth, split_point, min_size
         See :func:`kdtree_subsets`.
 
     Returns
     -------
     means : ndarray of shape (c, d)
     covariances : ndarray of shape (c, d, d), (c, d) or (c,)
-        ``c <= n_tree_subsets(depth)`` candidates (``c`` may be 0).
+        ``c <= n_tree_subsets(kd_depth)`` candidates (``c`` may be 0).
     """
     d = X.shape[1]
-    subsets = kdtree_subsets(X, depth, split_point, min_size)
+    subsets = kdtree_subsets(X, kd_depth, split_point, min_size)
     shape = {"full": (d, d), "diag": (d,), "spherical": ()}[covariance_type]
     means = np.empty((len(subsets), d))
     covs = np.empty((len(subsets), *shape))

@@ -24,34 +24,37 @@ Choices where the paper is silent (parameters of :class:`StepOptions`):
   parameters of the previous iteration, although its split is recomputed with the new label);
   ``refit_current=True`` also re-runs EM on ``PRBF_J`` first.
 * "EM until convergence": until the joint log-likelihood per row changes by less than
-  ``em_tol``, at most ``em_max_iter`` M-steps.
-* Candidate nodes.  §4.1 builds them from the *labeled* rows of each partition (eq 36):
-  ``candidate_rows="labeled"`` (:func:`alprbf.prbf._incremental.try_add_component`, with
-  ``candidate_reg_covar`` as an optional larger floor for the candidates).  With *full*
-  covariances and 50 labels in 16-62 dimensions most kd-tree subsets hold fewer points than
-  dimensions, so the candidates are needle-like, take no unlabeled mass in EM and the network
-  never learns to discriminate (waveform: error near 0.65 after 100 queries).
-  ``candidate_rows="all"`` is the workaround we used first: partition *all* rows by eq 36 and
-  take the kd-tree subset moments over labeled and unlabeled rows alike (eq 37 still tests on
-  the labeled rows).  It decouples node placement from where the queries went, which is the
-  point of §4.2.  With *diagonal* covariances (the reading §4.3 suggests) the literal
-  procedure works, and the learners default to it (``covariance_type="diag"``,
-  ``candidate_rows="labeled"``); ``configs/table_000.yaml`` reports all three readings.
+  ``tol``, at most ``max_iter`` M-steps.
+* Covariance type and candidate nodes.  §4.1 builds the candidates from the *labeled* rows of
+  each partition (eq 36): ``candidate_rows="labeled"``
+  (:func:`alprbf.prbf._incremental.try_add_component`, with ``candidate_reg_covar`` as an
+  optional larger floor for the candidates).  With *full* covariances and fewer labels in a
+  kd-tree subset than dimensions the candidates are needle-like, take no unlabeled mass in EM
+  and the network does not learn to discriminate.  ``candidate_rows="all"`` is the
+  alternative for that case: partition *all* rows by eq 36 and take the kd-tree subset moments
+  over labeled and unlabeled rows alike (eq 37 still tests on the labeled rows).  It is a
+  departure: node placement then no longer follows where the queries went, which is the point
+  of §4.2.  With *diagonal* covariances (the reading §4.3 suggests) the literal procedure
+  works, so the defaults are ``covariance_type="diag"`` and ``candidate_rows="labeled"``;
+  ``configs/table_000.yaml`` runs the three readings (evidence: docs/notes.md, 'Candidate rows
+  and covariance type').
 * Seed 000 uses the candidate statistics directly (no partial EM as in seed 001):
   ``partial_max_iter=0`` (only used with ``candidate_rows="labeled"``).
 * A component is split for class ``k`` when its joint-posterior mass for ``k`` exceeds
   ``split_min_mass`` (the paper: ``> 0``).  With unlabeled rows every mass is positive, so the
   literal test gives ``M x K`` subcomponents; the default ``0.01`` drops those fitted to less
-  than 1 % of one row (on pen digits about 15 % of them, halving the cost of the split and of
-  every prediction; the test errors of the first 25 queries were identical to 3 decimals).
+  than 1 % of one row.  A choice for speed: fewer subcomponents make the split and every
+  prediction cheaper, while the dropped ones carry almost no mass (evidence: docs/notes.md,
+  'split_min_mass').
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
+from ..validation import check_params, check_real
 from ._em import EStep, PRBFData, e_step, prepare_data, run_em
 from ._gaussian import estimate_log_gaussian_prob
 from ._incremental import (
@@ -64,7 +67,8 @@ from ._incremental import (
     select_candidate,
     try_add_component,
 )
-from ._params import PRBFParams
+from ._kdtree import SPLIT_POINTS
+from ._params import COVARIANCE_TYPES, PRBFParams
 from ._split import split_params
 
 SELECTIONS = ("split_likelihood", "always_add")
@@ -73,35 +77,51 @@ CANDIDATE_ROWS = ("labeled", "all")
 
 @dataclass(frozen=True)
 class StepOptions:
-    """Options of :func:`active_step` (see the module docstring for the choices).
+    """Options of the active PRBF learners and of :func:`active_step` (see the module
+    docstring for the choices).  Invalid values raise ``ValueError``.
 
     Attributes
     ----------
-    selection : {"split_likelihood", "always_add"}
-        Active PRBF (§4.2) or the QBC classifier (§4.3).
-    refit_current : bool
+    covariance_type : {"full", "diag", "spherical"}, default="diag"
+        Of the network the learner grows.  Seed 000 does not state it; §4.3 treats the
+        features as independent and takes each node's per-feature variances from the trained
+        network, which reads most naturally as diagonal covariances (evidence: docs/notes.md,
+        'Candidate rows and covariance type').
+    reg_covar : float, default=1e-6
+        Covariance floor (added to every variance), the same default as every PRBF estimator.
+        ``configs/table_000.yaml`` sets 1e-3 for the seed-000 data sets, whose quantised
+        features let components collapse onto repeated points (evidence: docs/notes.md,
+        'Covariance floor').
+    tol : float, default=1e-4
+        Semi-supervised EM stops when the joint log-likelihood per row changes by less.
+    max_iter : int, default=200
+        Cap on the EM iterations of one step.
+    refit_current : bool, default=False
         Re-run EM on ``PRBF_J`` before the comparison (not in the paper).
-    em_tol, em_max_iter : float, int
-        Semi-supervised EM stopping rule.
-    reg_covar : float
-        Covariance floor.
-    add_threshold : float
-        Minimum total per-class likelihood increase of an added node (paper: 0.01).
-    kd_depth : int
+    add_threshold : float, default=0.01
+        Minimum total per-class likelihood increase of an added node (eq 37; paper: 0.01).
+    kd_depth : int, default=3
         kd-tree levels below the root for the candidates (3 -> 14 per node, the paper's).
-    split_point : {"mean", "median"}
+    split_point : {"mean", "median"}, default="mean"
         Where the kd-tree cuts the principal axis.
-    partial_max_iter : int
-        Partial-EM steps refining each candidate.
-    split_min_mass : float
-        Minimum joint-posterior mass of a subcomponent.
+    partial_max_iter : int, default=0
+        Partial-EM steps refining each candidate (``candidate_rows="labeled"`` only; seed 000
+        uses none).
+    split_min_mass : float, default=0.01
+        Minimum joint-posterior mass of a subcomponent (the paper: > 0).
+    candidate_rows : {"labeled", "all"}, default="labeled"
+        Rows whose kd-tree subsets give the candidate nodes: the labeled rows of each
+        partition (eq 36, the paper's procedure) or all rows (needed with full covariances,
+        where labeled-only subsets are singular).
+    candidate_reg_covar : float or None, default=None
+        Covariance floor of the candidates (None: ``reg_covar``).
     """
 
-    selection: str = "split_likelihood"
-    refit_current: bool = False
-    em_tol: float = 1e-4
-    em_max_iter: int = 200
+    covariance_type: str = "diag"
     reg_covar: float = 1e-6
+    tol: float = 1e-4
+    max_iter: int = 200
+    refit_current: bool = False
     add_threshold: float = 0.01
     kd_depth: int = 3
     split_point: str = "mean"
@@ -111,12 +131,15 @@ class StepOptions:
     candidate_reg_covar: float | None = None
 
     def __post_init__(self) -> None:
-        if self.selection not in SELECTIONS:
-            raise ValueError(f"selection must be one of {', '.join(SELECTIONS)}; "
-                             f"got {self.selection!r}")
-        if self.candidate_rows not in CANDIDATE_ROWS:
-            raise ValueError(f"candidate_rows must be one of {', '.join(CANDIDATE_ROWS)}; "
-                             f"got {self.candidate_rows!r}")
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        check_params("active PRBF", values,
+                     choices={"covariance_type": COVARIANCE_TYPES, "split_point": SPLIT_POINTS,
+                              "candidate_rows": CANDIDATE_ROWS, "refit_current": (False, True)},
+                     ints={"max_iter": 0, "kd_depth": 1, "partial_max_iter": 0},
+                     reals={"reg_covar": 0.0, "tol": 0.0, "add_threshold": 0.0,
+                            "split_min_mass": 0.0})
+        if self.candidate_reg_covar is not None:
+            check_real("active PRBF", "candidate_reg_covar", self.candidate_reg_covar, 0.0)
 
     @property
     def candidate_floor(self) -> float:
@@ -240,8 +263,8 @@ def propose_node(data: PRBFData, estep: EStep, params: PRBFParams,
     """
     if opts.candidate_rows == "all":
         return propose_from_all_rows(data, estep, params, opts)
-    grown, _ = try_add_component(data.X, data.y, params, threshold=opts.add_threshold,
-                                 depth=opts.kd_depth, split_point=opts.split_point,
+    grown, _ = try_add_component(data.X, data.y, params, add_threshold=opts.add_threshold,
+                                 kd_depth=opts.kd_depth, split_point=opts.split_point,
                                  reg_covar=opts.candidate_floor,
                                  partial_max_iter=opts.partial_max_iter, em=False)
     return grown
@@ -255,7 +278,7 @@ def _split(data: PRBFData, params: PRBFParams, est: EStep, opts: StepOptions
 
 
 def active_step(X: np.ndarray, y: np.ndarray, network: PRBFParams, opts: StepOptions,
-                rng: np.random.Generator | None = None, data: PRBFData | None = None,
+                selection: str = "split_likelihood", data: PRBFData | None = None,
                 log_prob: np.ndarray | None = None) -> StepResult:
     """One iteration of the active PRBF algorithm with ``S = 1`` (see the module docstring).
 
@@ -268,8 +291,9 @@ def active_step(X: np.ndarray, y: np.ndarray, network: PRBFParams, opts: StepOpt
     network : PRBFParams
         The current unsplit network ``PRBF_J``.
     opts : StepOptions
-    rng : numpy.random.Generator, optional
-        Accepted for interface stability; the node addition is deterministic and draws nothing.
+    selection : {"split_likelihood", "always_add"}
+        The active PRBF of §4.2 (keep the split network with the larger eq 17) or the QBC
+        classifier of §4.3 (keep the node whenever the addition succeeds).
     data : PRBFData, optional
         ``prepare_data(X, y, K, network.covariance_type)`` if already built.
     log_prob : ndarray of shape (n, M), optional
@@ -280,10 +304,12 @@ def active_step(X: np.ndarray, y: np.ndarray, network: PRBFParams, opts: StepOpt
     -------
     StepResult
     """
+    if selection not in SELECTIONS:
+        raise ValueError(f"selection must be one of {', '.join(SELECTIONS)}; got {selection!r}")
     K = network.n_classes
     if data is None:
         data = prepare_data(X, y, K, network.covariance_type)
-    em = dict(tol=opts.em_tol, max_iter=opts.em_max_iter, reg_covar=opts.reg_covar)
+    em = dict(tol=opts.tol, max_iter=opts.max_iter, reg_covar=opts.reg_covar)
     current, em_iter = network, 0
     if opts.refit_current:
         res = run_em(data, current, **em)
@@ -295,7 +321,7 @@ def active_step(X: np.ndarray, y: np.ndarray, network: PRBFParams, opts: StepOpt
         res = run_em(data, grown, **em)
         grown, est_grown, em_iter = res.params, res.estep, em_iter + res.n_iter
         split_grown, sest_grown = _split(data, grown, est_grown, opts)
-        if opts.selection == "always_add":
+        if selection == "always_add":
             return StepResult(grown, est_grown, split_grown, True, True, sest_grown.loglik,
                               np.nan, em_iter, sest_grown)
     split_cur, sest_cur = _split(data, current, est_cur, opts)

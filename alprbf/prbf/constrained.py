@@ -39,6 +39,8 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from ..validation import check_params
+from ._base import PRBFClassifierBase
 from ._em import (
     INIT_METHODS,
     PRBFData,
@@ -48,7 +50,6 @@ from ._em import (
     prepare_data,
     with_params,
 )
-from ._estimator_base import CodesClassifier, check_choice, check_int, check_real
 from ._params import COVARIANCE_TYPES, PRBFParams
 
 R_INITS = ("uniform", "proportional")
@@ -162,7 +163,7 @@ def constrained_em(data: PRBFData, params: PRBFParams, sharing: np.ndarray, *,
                                it if max_iter > 0 else 0)
 
 
-class ConstrainedPRBF(CodesClassifier):
+class ConstrainedPRBF(PRBFClassifierBase):
     """PRBF network with constrained kernel sharing (002), trained by EM (eqs 8, 10-14).
 
     Parameters
@@ -181,6 +182,8 @@ class ConstrainedPRBF(CodesClassifier):
         Starting sharing parameters: ``1/K``, or eq 14 at the initial ``pi``.
     update_r : bool, default=True
         Learn ``r`` (False keeps it at ``r_init``; with "uniform" this is the plain PRBF).
+    classes : array-like or None, default=None
+        Every class of the task (see :class:`~alprbf.prbf.PRBFClassifierBase`).
     random_state : int, Generator or None
         Seeds the initialisation (same draws as :class:`~alprbf.prbf.estimators.PRBF`).
 
@@ -202,7 +205,7 @@ class ConstrainedPRBF(CodesClassifier):
 
     def __init__(self, n_components=5, *, covariance_type="full", tol=1e-4, reg_covar=1e-6,
                  max_iter=200, n_init=1, init_params="kmeans", r_init="uniform",
-                 update_r=True, random_state=None):
+                 update_r=True, classes=None, random_state=None):
         self.n_components = n_components
         self.covariance_type = covariance_type
         self.tol = tol
@@ -212,23 +215,22 @@ class ConstrainedPRBF(CodesClassifier):
         self.init_params = init_params
         self.r_init = r_init
         self.update_r = update_r
+        self.classes = classes
         self.random_state = random_state
 
-    def _check_params(self) -> None:
-        for name, valid in (("covariance_type", COVARIANCE_TYPES), ("init_params", INIT_METHODS),
-                            ("r_init", R_INITS)):
-            check_choice(self, name, valid)
-        for name, lo in (("n_components", 1), ("max_iter", 0), ("n_init", 1)):
-            check_int(self, name, lo)
-        for name in ("tol", "reg_covar"):
-            check_real(self, name, 0.0)
+    def _validate(self) -> None:
+        check_params(type(self).__name__, self.get_params(),
+                     choices={"covariance_type": COVARIANCE_TYPES, "init_params": INIT_METHODS,
+                              "r_init": R_INITS},
+                     ints={"n_components": 1, "max_iter": 0, "n_init": 1},
+                     reals={"tol": 0.0, "reg_covar": 0.0})
 
-    def _fit_codes(self, X, codes, n_classes, n_components=None):
-        """Fit on integer codes ``0..n_classes-1`` (all rows labeled)."""
-        self._check_params()
+    def _fit_codes(self, X, codes, n_classes):
+        """Fit on integer codes ``0..n_classes-1`` (all rows labeled); ``M`` is capped at the
+        number of rows."""
         t0 = time.perf_counter()
         data = prepare_data(X, codes, n_classes, self.covariance_type)
-        M = min(self.n_components if n_components is None else n_components, data.n_samples)
+        M = min(self.n_components, data.n_samples)
         rng = np.random.default_rng(self.random_state)
         best = None
         for _ in range(self.n_init):

@@ -7,59 +7,35 @@ attributes (ending in ``_``).
 
 from __future__ import annotations
 
-import numbers
+from sklearn.utils.validation import check_is_fitted
 
-import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
-
-from ..errors import UserError
-from ._em import INIT_METHODS, fit_em, predict_log_proba, prepare_data
+from ..validation import check_params
+from ._base import PRBFClassifierBase
+from ._em import INIT_METHODS, fit_em, prepare_data
 from ._params import COVARIANCE_TYPES
 from ._split import split_params
 
 
-class PRBFParameterError(UserError, ValueError):
-    """An invalid estimator parameter (a user error and a ``ValueError``, as sklearn expects)."""
-
-
-class _PRBFBase(ClassifierMixin, BaseEstimator):
-    """Shared fitting / prediction code (not public)."""
+class _EMClassifier(PRBFClassifierBase):
+    """EM-trained PRBF with a fixed number of components, optionally split afterwards."""
 
     _split: bool = False
 
-    def _check_params(self) -> None:
-        def bad(name, value, valid):
-            raise PRBFParameterError(f"{type(self).__name__}: invalid {name}={value!r}; "
-                                     f"valid: {valid}")
+    def _validate(self) -> None:
+        check_params(type(self).__name__, self.get_params(),
+                     choices={"covariance_type": COVARIANCE_TYPES, "init_params": INIT_METHODS},
+                     ints={"n_components": 1, "max_iter": 0, "n_init": 1},
+                     reals={"tol": 0.0, "reg_covar": 0.0})
 
-        if self.covariance_type not in COVARIANCE_TYPES:
-            bad("covariance_type", self.covariance_type, ", ".join(COVARIANCE_TYPES))
-        if self.init_params not in INIT_METHODS:
-            bad("init_params", self.init_params, ", ".join(INIT_METHODS))
-        for name, lo in (("n_components", 1), ("max_iter", 0), ("n_init", 1)):
-            v = getattr(self, name)
-            if not isinstance(v, numbers.Integral) or isinstance(v, bool) or v < lo:
-                bad(name, v, f"an integer >= {lo}")
-        for name in ("tol", "reg_covar"):
-            v = getattr(self, name)
-            if not isinstance(v, numbers.Real) or not v >= 0:
-                bad(name, v, "a real number >= 0")
-
-    def _fit_codes(self, X: np.ndarray, codes: np.ndarray, n_classes: int,
-                   n_components: int | None = None):
+    def _fit_codes(self, X, codes, n_classes):
         """Fit on integer codes (``-1`` = unlabeled) for ``n_classes`` classes.
 
-        Used by :meth:`fit` and by the active-learning wrappers, which need all ``K`` classes
-        even when some have no labeled row yet.  ``n_components`` overrides the parameter.
+        The number of components is capped at the number of rows.
         """
-        self._check_params()
         data = prepare_data(X, codes, n_classes, self.covariance_type)
-        res = fit_em(data, self.n_components if n_components is None else n_components,
-                     tol=self.tol, max_iter=self.max_iter, reg_covar=self.reg_covar,
-                     n_init=self.n_init, init_params=self.init_params,
-                     random_state=self.random_state)
+        res = fit_em(data, min(self.n_components, X.shape[0]), tol=self.tol,
+                     max_iter=self.max_iter, reg_covar=self.reg_covar, n_init=self.n_init,
+                     init_params=self.init_params, random_state=self.random_state)
         self.em_params_ = res.params
         self.loglik_history_ = res.loglik_history
         self.n_iter_ = res.n_iter
@@ -77,40 +53,6 @@ class _PRBFBase(ClassifierMixin, BaseEstimator):
 
     def _do_split(self) -> bool:
         return self._split
-
-    def fit(self, X, y):
-        """Fit on labeled data.
-
-        Parameters
-        ----------
-        X : array-like of shape (n, d)
-        y : array-like of shape (n,)
-            Class labels (any hashable type sklearn accepts).
-
-        Returns
-        -------
-        self
-        """
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
-        self.classes_, codes = np.unique(y, return_inverse=True)
-        return self._fit_codes(X, codes, len(self.classes_))
-
-    def predict_log_proba(self, X):
-        """Log class posteriors ``log p(k|x)``, shape (n, n_classes), columns as ``classes_``."""
-        check_is_fitted(self, "params_")
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        return predict_log_proba(X, self.params_)
-
-    def predict_proba(self, X):
-        """Class posteriors ``p(k|x)``, shape (n, n_classes); rows sum to 1."""
-        p = np.exp(self.predict_log_proba(X))
-        return p / p.sum(axis=1, keepdims=True)
-
-    def predict(self, X):
-        """Most probable class (Bayes rule, 001 eq 1), shape (n,)."""
-        lp = self.predict_log_proba(X)                # checks fitted state first
-        return self.classes_[np.argmax(lp, axis=1)]
 
     @property
     def n_components_(self) -> int:
@@ -134,6 +76,9 @@ _PARAMS_DOC = """
     n_init : int, default={n_init}
         Number of initialisations; the run with the largest likelihood is kept.
     init_params : {{"kmeans", "random_from_data"}}, default="kmeans"
+    classes : array-like or None, default=None
+        Every class of the task (sorted); a class without labeled rows gets prior 0.  None:
+        the distinct labels of ``y``.
     random_state : int, numpy Generator or None, default=None
         Seed of every random draw (initialisation).
 """
@@ -155,9 +100,9 @@ _ATTRS_DOC = """
 """
 
 
-class PRBF(_PRBFBase):
+class PRBF(_EMClassifier):
     def __init__(self, n_components=5, *, covariance_type="full", tol=1e-4, reg_covar=1e-6,
-                 max_iter=200, n_init=1, init_params="kmeans", random_state=None):
+                 max_iter=200, n_init=1, init_params="kmeans", classes=None, random_state=None):
         self.n_components = n_components
         self.covariance_type = covariance_type
         self.tol = tol
@@ -165,6 +110,7 @@ class PRBF(_PRBFBase):
         self.max_iter = max_iter
         self.n_init = n_init
         self.init_params = init_params
+        self.classes = classes
         self.random_state = random_state
 
 
@@ -179,12 +125,12 @@ PRBF.__doc__ = (
 )
 
 
-class PRBFSplit(_PRBFBase):
+class PRBFSplit(_EMClassifier):
     _split = True
 
     def __init__(self, n_components=5, *, covariance_type="full", tol=1e-4, reg_covar=1e-6,
                  max_iter=200, n_init=5, init_params="kmeans", split_min_mass=1e-3,
-                 random_state=None):
+                 classes=None, random_state=None):
         self.n_components = n_components
         self.covariance_type = covariance_type
         self.tol = tol
@@ -193,6 +139,7 @@ class PRBFSplit(_PRBFBase):
         self.n_init = n_init
         self.init_params = init_params
         self.split_min_mass = split_min_mass
+        self.classes = classes
         self.random_state = random_state
 
 
@@ -216,10 +163,12 @@ PRBFSplit.__doc__ = (
 )
 
 
-class SemiSupervisedPRBF(_PRBFBase):
+class SemiSupervisedPRBF(_EMClassifier):
+    semi_supervised = True
+
     def __init__(self, n_components=5, *, covariance_type="full", tol=1e-4, reg_covar=1e-6,
                  max_iter=200, n_init=1, init_params="kmeans", split=False,
-                 split_min_mass=1e-3, random_state=None):
+                 split_min_mass=1e-3, classes=None, random_state=None):
         self.n_components = n_components
         self.covariance_type = covariance_type
         self.tol = tol
@@ -229,46 +178,11 @@ class SemiSupervisedPRBF(_PRBFBase):
         self.init_params = init_params
         self.split = split
         self.split_min_mass = split_min_mass
+        self.classes = classes
         self.random_state = random_state
 
     def _do_split(self) -> bool:
         return bool(self.split)
-
-    def fit(self, X, y):
-        """Fit on labeled and unlabeled rows together (000 eqs 17-29).
-
-        Parameters
-        ----------
-        X : array-like of shape (n, d)
-        y : array-like of shape (n,)
-            Labels; ``nan`` (or ``None``) marks an unlabeled row.  At least one row must be
-            labeled.  Without unlabeled rows the result equals :class:`PRBF` (same code path).
-
-        Returns
-        -------
-        self
-        """
-        X = validate_data(self, X, dtype=np.float64)
-        y = column_or_1d(y, warn=True)
-        if len(y) != X.shape[0]:
-            raise ValueError(f"X has {X.shape[0]} rows but y has {len(y)} entries")
-        if y.dtype.kind == "f":
-            if np.any(np.isinf(y)):
-                raise ValueError("Input y contains infinity (use nan for unlabeled rows)")
-            labeled = ~np.isnan(y)
-        elif y.dtype.kind == "O":
-            labeled = np.array([not (v is None or (isinstance(v, float) and np.isnan(v)))
-                                for v in y])
-        else:
-            labeled = np.ones(len(y), dtype=bool)
-        if not labeled.any():
-            raise ValueError("SemiSupervisedPRBF needs at least one labeled row (y not nan)")
-        yl = y[labeled]
-        check_classification_targets(yl)
-        self.classes_, codes_l = np.unique(yl, return_inverse=True)
-        codes = np.full(len(y), -1, dtype=np.int64)
-        codes[labeled] = codes_l
-        return self._fit_codes(X, codes, len(self.classes_))
 
 
 SemiSupervisedPRBF.__doc__ = (

@@ -35,8 +35,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..validation import check_int, check_params
+from ._base import PRBFClassifierBase
 from ._em import e_step, fit_em, predict_log_proba, prepare_data, run_em
-from ._estimator_base import CodesClassifier, ParamError, check_choice, check_int, check_real
 from ._incremental import AdditionInfo, one_component_params, propose_component
 from ._kdtree import SPLIT_POINTS
 from ._params import COVARIANCE_TYPES, PRBFParams
@@ -74,8 +75,8 @@ class IncrementalPath:
 
 
 def incremental_path(X: np.ndarray, y: np.ndarray, n_classes: int, *, max_components: int = 30,
-                     covariance_type: str = "full", threshold: float = 0.01,
-                     depth: int = 3, split_point: str = "mean", reg_covar: float = 1e-6,
+                     covariance_type: str = "full", add_threshold: float = 0.01,
+                     kd_depth: int = 3, split_point: str = "mean", reg_covar: float = 1e-6,
                      tol: float = 1e-4, max_iter: int = 200, partial_max_iter: int = 10,
                      partial_tol: float = 1e-5, split_min_mass: float = 1e-3,
                      min_classes: int = 2, degenerate_tol: float = 1e-3) -> IncrementalPath:
@@ -90,7 +91,7 @@ def incremental_path(X: np.ndarray, y: np.ndarray, n_classes: int, *, max_compon
     max_components : int
         ``M_max`` (paper: 30).
     covariance_type : {"full", "diag", "spherical"}
-    threshold, depth, split_point, min_classes, partial_max_iter, partial_tol, degenerate_tol
+    add_threshold, kd_depth, split_point, min_classes, partial_max_iter, partial_tol, degenerate_tol
         Node addition settings (see :func:`alprbf.prbf._incremental.try_add_component`).
     reg_covar, tol, max_iter
         EM settings (:func:`alprbf.prbf._em.run_em`).
@@ -114,8 +115,8 @@ def incremental_path(X: np.ndarray, y: np.ndarray, n_classes: int, *, max_compon
 
     record(params, e_step(data, params))
     while params.n_components < max_components:
-        new, info = propose_component(data.X, data.y, params, threshold=threshold,
-                                      min_classes=min_classes, depth=depth,
+        new, info = propose_component(data.X, data.y, params, add_threshold=add_threshold,
+                                      min_classes=min_classes, kd_depth=kd_depth,
                                       split_point=split_point, reg_covar=reg_covar,
                                       partial_max_iter=partial_max_iter,
                                       partial_tol=partial_tol, degenerate_tol=degenerate_tol)
@@ -130,7 +131,7 @@ def incremental_path(X: np.ndarray, y: np.ndarray, n_classes: int, *, max_compon
     return path
 
 
-class IncrementalPRBFSplit(CodesClassifier):
+class IncrementalPRBFSplit(PRBFClassifierBase):
     """Incremental PRBF-split (001 §III): grow the network one component at a time, then split.
 
     Parameters
@@ -138,9 +139,9 @@ class IncrementalPRBFSplit(CodesClassifier):
     max_components : int, default=30
         ``M_max``.
     covariance_type : {"full", "diag", "spherical"}, default="full"
-    threshold : float, default=0.01
+    add_threshold : float, default=0.01
         Minimum total per-class log-likelihood increase (eq 26) to add a component.
-    n_candidates_depth : int, default=3
+    kd_depth : int, default=3
         kd-tree levels below the root (3 -> 14 candidates per component).
     split_point : {"mean", "median"}, default="mean"
         Where the kd-tree cut crosses the principal axis.
@@ -159,6 +160,8 @@ class IncrementalPRBFSplit(CodesClassifier):
     select : "last" or int, default="last"
         Network used by ``predict``: the last PRBFsplit(m) of the run, or PRBFsplit(select)
         (capped at the last one).
+    classes : array-like or None, default=None
+        Every class of the task (see :class:`~alprbf.prbf.PRBFClassifierBase`).
     random_state : None
         Accepted for API uniformity; the algorithm is deterministic.
 
@@ -180,14 +183,14 @@ class IncrementalPRBFSplit(CodesClassifier):
     n_features_in_ : int
     """
 
-    def __init__(self, max_components=30, covariance_type="full", threshold=0.01,
-                 n_candidates_depth=3, split_point="mean", reg_covar=1e-6, tol=1e-4,
+    def __init__(self, max_components=30, covariance_type="full", add_threshold=0.01,
+                 kd_depth=3, split_point="mean", reg_covar=1e-6, tol=1e-4,
                  max_iter=200, partial_max_iter=10, split_min_mass=1e-3,
-                 degenerate_tol=1e-3, select="last", random_state=None):
+                 degenerate_tol=1e-3, select="last", classes=None, random_state=None):
         self.max_components = max_components
         self.covariance_type = covariance_type
-        self.threshold = threshold
-        self.n_candidates_depth = n_candidates_depth
+        self.add_threshold = add_threshold
+        self.kd_depth = kd_depth
         self.split_point = split_point
         self.reg_covar = reg_covar
         self.tol = tol
@@ -196,26 +199,26 @@ class IncrementalPRBFSplit(CodesClassifier):
         self.split_min_mass = split_min_mass
         self.degenerate_tol = degenerate_tol
         self.select = select
+        self.classes = classes
         self.random_state = random_state
 
-    def _check_params(self) -> None:
-        check_choice(self, "covariance_type", COVARIANCE_TYPES)
-        check_choice(self, "split_point", SPLIT_POINTS)
-        for name, lo in (("max_components", 1), ("n_candidates_depth", 1), ("max_iter", 0),
-                         ("partial_max_iter", 0)):
-            check_int(self, name, lo)
-        for name in ("threshold", "reg_covar", "tol", "split_min_mass", "degenerate_tol"):
-            check_real(self, name)
+    def _validate(self) -> None:
+        owner = type(self).__name__
+        check_params(owner, self.get_params(),
+                     choices={"covariance_type": COVARIANCE_TYPES, "split_point": SPLIT_POINTS},
+                     ints={"max_components": 1, "kd_depth": 1, "max_iter": 0,
+                           "partial_max_iter": 0},
+                     reals={"add_threshold": None, "reg_covar": None, "tol": None,
+                            "split_min_mass": None, "degenerate_tol": None})
         if self.select != "last":
-            check_int(self, "select", 1)
+            check_int(owner, "select", self.select, 1)
 
     def _fit_codes(self, X, codes, n_classes):
-        self._check_params()
         t0 = time.perf_counter()
         self.path_ = incremental_path(
             X, codes, n_classes, max_components=self.max_components,
-            covariance_type=self.covariance_type, threshold=self.threshold,
-            depth=self.n_candidates_depth, split_point=self.split_point,
+            covariance_type=self.covariance_type, add_threshold=self.add_threshold,
+            kd_depth=self.kd_depth, split_point=self.split_point,
             reg_covar=self.reg_covar, tol=self.tol, max_iter=self.max_iter,
             partial_max_iter=self.partial_max_iter, split_min_mass=self.split_min_mass,
             degenerate_tol=self.degenerate_tol)
@@ -263,16 +266,16 @@ def _select(errors: dict, covariance_types) -> tuple[str, int, float]:
     return best
 
 
-class _SelectedBase(CodesClassifier):
+class _SelectedBase(PRBFClassifierBase):
     """Inner-CV selection of (m, covariance type) shared by the two PRBF-split protocols."""
 
     def _check_common(self) -> None:
+        owner = type(self).__name__
         cts = tuple(self.covariance_types)
         if not cts or any(c not in COVARIANCE_TYPES for c in cts):
-            raise ParamError(f"{type(self).__name__}: invalid covariance_types={cts!r}; "
-                              f"valid: a non-empty subset of {', '.join(COVARIANCE_TYPES)}")
-        check_int(self, "inner_folds", 2)
-        check_int(self, "cv_seed", 0)
+            raise ValueError(f"{owner}: invalid covariance_types={cts!r}; "
+                             f"valid: a non-empty subset of {', '.join(COVARIANCE_TYPES)}")
+        check_params(owner, self.get_params(), ints={"inner_folds": 2, "cv_seed": 0})
 
     def _score_fold(self, X_tr, y_tr, X_va, y_va, n_classes, ct) -> np.ndarray:
         raise NotImplementedError  # pragma: no cover
@@ -281,7 +284,6 @@ class _SelectedBase(CodesClassifier):
         raise NotImplementedError  # pragma: no cover
 
     def _fit_codes(self, X, codes, n_classes):
-        self._check_params()
         t0 = time.perf_counter()
         cts = tuple(self.covariance_types)
         splits = inner_cv_splits(codes, self.inner_folds, self.cv_seed)
@@ -318,9 +320,11 @@ class SelectedIncrementalPRBFSplit(_SelectedBase):
         Candidates, in tie-breaking order.
     inner_folds : int, default=9
     cv_seed : int, default=0
-    threshold, n_candidates_depth, split_point, reg_covar, tol, max_iter, partial_max_iter,
+    add_threshold, kd_depth, split_point, reg_covar, tol, max_iter, partial_max_iter,
     split_min_mass, degenerate_tol
         See :class:`IncrementalPRBFSplit`.
+    classes : array-like or None, default=None
+        Every class of the task (see :class:`~alprbf.prbf.PRBFClassifierBase`).
     random_state : None
         Unused (deterministic).
 
@@ -344,16 +348,16 @@ class SelectedIncrementalPRBFSplit(_SelectedBase):
     """
 
     def __init__(self, max_components=30, covariance_types=("spherical", "diag", "full"),
-                 inner_folds=9, cv_seed=0, threshold=0.01, n_candidates_depth=3,
+                 inner_folds=9, cv_seed=0, add_threshold=0.01, kd_depth=3,
                  split_point="mean", reg_covar=1e-6, tol=1e-4, max_iter=200,
                  partial_max_iter=10, split_min_mass=1e-3, degenerate_tol=1e-3,
-                 random_state=None):
+                 classes=None, random_state=None):
         self.max_components = max_components
         self.covariance_types = covariance_types
         self.inner_folds = inner_folds
         self.cv_seed = cv_seed
-        self.threshold = threshold
-        self.n_candidates_depth = n_candidates_depth
+        self.add_threshold = add_threshold
+        self.kd_depth = kd_depth
         self.split_point = split_point
         self.reg_covar = reg_covar
         self.tol = tol
@@ -361,19 +365,20 @@ class SelectedIncrementalPRBFSplit(_SelectedBase):
         self.partial_max_iter = partial_max_iter
         self.split_min_mass = split_min_mass
         self.degenerate_tol = degenerate_tol
+        self.classes = classes
         self.random_state = random_state
 
     def _inner(self, ct: str, max_components: int) -> IncrementalPRBFSplit:
         return IncrementalPRBFSplit(
-            max_components=max_components, covariance_type=ct, threshold=self.threshold,
-            n_candidates_depth=self.n_candidates_depth, split_point=self.split_point,
+            max_components=max_components, covariance_type=ct, add_threshold=self.add_threshold,
+            kd_depth=self.kd_depth, split_point=self.split_point,
             reg_covar=self.reg_covar, tol=self.tol, max_iter=self.max_iter,
             partial_max_iter=self.partial_max_iter, split_min_mass=self.split_min_mass,
             degenerate_tol=self.degenerate_tol)
 
-    def _check_params(self) -> None:
+    def _validate(self) -> None:
         self._check_common()
-        self._inner(COVARIANCE_TYPES[0], self.max_components)._check_params()
+        self._inner(COVARIANCE_TYPES[0], self.max_components)._validate()
 
     def _score_fold(self, X_tr, y_tr, X_va, y_va, n_classes, ct):
         est = self._inner(ct, self.max_components)._fit_codes(X_tr, y_tr, n_classes)
@@ -406,6 +411,8 @@ class SelectedPRBFSplit(_SelectedBase):
     n_init : int, default=5
     reg_covar, tol, max_iter, split_min_mass
         EM / split settings.
+    classes : array-like or None, default=None
+        Every class of the task (see :class:`~alprbf.prbf.PRBFClassifierBase`).
     random_state : int or None
         Seeds the EM initialisations (the same seed for every inner fold and ``m``).
 
@@ -422,7 +429,7 @@ class SelectedPRBFSplit(_SelectedBase):
     def __init__(self, max_components=30, m_grid=None,
                  covariance_types=("spherical", "diag", "full"), inner_folds=9, cv_seed=0,
                  n_init=5, reg_covar=1e-6, tol=1e-4, max_iter=200, split_min_mass=1e-3,
-                 random_state=None):
+                 classes=None, random_state=None):
         self.max_components = max_components
         self.m_grid = m_grid
         self.covariance_types = covariance_types
@@ -433,6 +440,7 @@ class SelectedPRBFSplit(_SelectedBase):
         self.tol = tol
         self.max_iter = max_iter
         self.split_min_mass = split_min_mass
+        self.classes = classes
         self.random_state = random_state
 
     def _grid(self) -> list[int]:
@@ -440,16 +448,15 @@ class SelectedPRBFSplit(_SelectedBase):
             return list(range(1, self.max_components + 1))
         return sorted({int(m) for m in self.m_grid})
 
-    def _check_params(self) -> None:
+    def _validate(self) -> None:
         self._check_common()
-        for name, lo in (("max_components", 1), ("n_init", 1), ("max_iter", 0)):
-            check_int(self, name, lo)
-        for name in ("reg_covar", "tol", "split_min_mass"):
-            check_real(self, name)
+        check_params(type(self).__name__, self.get_params(),
+                     ints={"max_components": 1, "n_init": 1, "max_iter": 0},
+                     reals={"reg_covar": None, "tol": None, "split_min_mass": None})
         grid = self._grid()
         if not grid or grid[0] < 1 or grid[-1] > self.max_components:
-            raise ParamError(f"{type(self).__name__}: invalid m_grid={self.m_grid!r}; valid: "
-                              f"integers in 1..max_components={self.max_components}")
+            raise ValueError(f"{type(self).__name__}: invalid m_grid={self.m_grid!r}; valid: "
+                             f"integers in 1..max_components={self.max_components}")
 
     def _fit_split(self, X, codes, n_classes, ct, m) -> tuple[PRBFParams, int]:
         data = prepare_data(X, codes, n_classes, ct)

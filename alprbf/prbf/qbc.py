@@ -39,11 +39,12 @@ posterior, computed from log posteriors with ``0 log 0 = 0``.
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 from scipy.special import logsumexp
 
+from ..validation import check_params, check_real
 from ._em import EStep, PRBFData, predict_log_proba, prepare_data, run_em
 from ._gaussian import GaussianFeatures
 from ._params import PRBFParams
@@ -64,9 +65,9 @@ class CommitteeOptions:
         ``"labeled"``: eqs 46-49 as printed -- sums over the labeled sets ``X_k`` with
         ``p(j|x,k)``.  ``"all"``: sums over every row with the joint posteriors ``p(j,k|x)`` of the
         semi-supervised fit (eqs 21-25), i.e. the statistics of its M-step (26-28).
-    em_max_iter : int
+    max_iter : int
         Cap on the semi-supervised EM iterations of every member ("until convergence").
-    em_tol : float
+    tol : float
         EM stops when the mean joint log-likelihood per row changes by less than this.
     sample_class_priors : bool
         Draw ``p(k)`` from ``Dirichlet(1 + n_k)`` too (beyond the paper).
@@ -76,10 +77,18 @@ class CommitteeOptions:
 
     n_members: int = 5
     statistics: str = "labeled"
-    em_max_iter: int = 100
-    em_tol: float = 1e-4
+    max_iter: int = 100
+    tol: float = 1e-4
     sample_class_priors: bool = False
     reg_covar: float | None = None
+
+    def __post_init__(self) -> None:
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        check_params("qbc_prbf", values,
+                     choices={"statistics": STATISTICS, "sample_class_priors": (False, True)},
+                     ints={"n_members": 2, "max_iter": 0}, reals={"tol": 0.0})
+        if self.reg_covar is not None:
+            check_real("qbc_prbf", "reg_covar", self.reg_covar, 0.0)
 
 
 @dataclass(frozen=True)
@@ -358,7 +367,7 @@ def train_committee(data: PRBFData, network: PRBFParams, estep: EStep,
     diag, starts, reg_covar = committee_starts(data, network, estep, options, rng, reg_covar)
 
     def train(p0: PRBFParams) -> PRBFParams:
-        return run_em(diag, p0, tol=options.em_tol, max_iter=options.em_max_iter,
+        return run_em(diag, p0, tol=options.tol, max_iter=options.max_iter,
                       reg_covar=reg_covar).params
 
     if n_threads <= 1 or len(starts) <= 1:

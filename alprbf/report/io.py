@@ -1,13 +1,14 @@
 """Reading result files and published reference values.
 
-The report only reads files: the runner's Parquet task files, its ``run.json`` metadata and an
-optional reference CSV.  Nothing here imports the models, strategies, protocol or runner.
+The report only reads files: the runner's Parquet task files (read by :mod:`alprbf.results`),
+its ``run.json`` metadata and an optional reference CSV.  Nothing here imports the models,
+strategies, protocol or runner.
 
 Results layout
 --------------
 ``<root>/<experiment>/tasks/<task_id>.parquet``
     One file per task, one row per evaluated active-learning iteration; columns as in
-    :data:`alprbf.schema.SCHEMA`.
+    :data:`alprbf.results.SCHEMA`.
 ``<root>/<experiment>/run.json``
     Run metadata, at least ``{"experiment": name, "config": {...}}``.
 ``<root>/<experiment>/reference.csv``
@@ -63,11 +64,9 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from ..errors import UserError
-from ..schema import COLUMNS, SCHEMA
+from ..results import read_results
 
 #: Metrics a reference file may name, with their unit (used in the comparison table).
 REFERENCE_METRICS: dict[str, str] = {
@@ -147,29 +146,9 @@ def find_experiments(root: str | Path) -> list[Experiment]:
     return out
 
 
-def _read_task(path: Path) -> pd.DataFrame:
-    try:
-        table = pq.read_table(path)
-    except (pa.ArrowException, OSError) as exc:
-        raise UserError(f"unreadable result file {path}: {exc}") from None
-    missing = [c for c in COLUMNS if c not in table.column_names]
-    if missing:
-        raise UserError(f"result file {path} lacks columns {', '.join(missing)}; "
-                        f"expected the alprbf results schema: {', '.join(COLUMNS)}")
-    try:
-        table = table.select(list(COLUMNS)).cast(SCHEMA)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-        raise UserError(f"result file {path} does not match the results schema: {exc}") from None
-    return table.to_pandas()
-
-
 def load_experiment(exp: Experiment) -> pd.DataFrame:
     """The rows of one experiment's task files (empty frame when it has none)."""
-    frames = [_read_task(p) for p in sorted((exp.path / "tasks").glob("*.parquet"))
-              if not p.name.startswith(".")]
-    if not frames:
-        return pd.DataFrame({c: pd.Series(dtype=object) for c in COLUMNS})
-    df = pd.concat(frames, ignore_index=True)
+    df = read_results(exp.path)
     keys = ["experiment", "dataset", "model", "strategy", "repetition", "fold", "iteration"]
     return df.sort_values(keys, kind="stable").reset_index(drop=True)
 
@@ -185,7 +164,7 @@ def load_results(root: str | Path) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        The rows of all task files with the columns of :data:`alprbf.schema.COLUMNS`, sorted by
+        The rows of all task files with the columns of :data:`alprbf.results.COLUMNS`, sorted by
         experiment, dataset, model, strategy, repetition, fold and iteration.
 
     Raises

@@ -1,9 +1,15 @@
-"""Query strategies and their registry."""
+"""Query strategies and their registry (the one place a strategy name is bound to a class)."""
 
-from . import (
-    basic,  # noqa: F401  (registers the strategies)
-    qbc,  # noqa: F401  (qbc_prbf)
-)
-from .base import STRATEGIES, QueryStrategy, select_top
+from ..registry import Registry
+from .base import QueryStrategy, select_top
+from .basic import PosteriorRatio, RandomSampling, UncertaintySampling
+from .qbc import QBCPRBF
+
+STRATEGIES: Registry[type[QueryStrategy]] = Registry("strategy", {
+    "random": RandomSampling,
+    "uncertainty": UncertaintySampling,
+    "posterior_ratio": PosteriorRatio,
+    "qbc_prbf": QBCPRBF,
+})
 
 __all__ = ["STRATEGIES", "QueryStrategy", "select_top"]

@@ -10,7 +10,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..models.base import Learner, labeled_mask
-from ..registry import Registry
 
 
 def select_top(scores: np.ndarray, candidates: np.ndarray, batch_size: int,
@@ -42,6 +41,8 @@ class QueryStrategy:
     """
 
     threads: int = 1
+    #: Methods the model must have for this strategy (checked when a config is parsed).
+    required_model_methods: tuple[str, ...] = ()
 
     def query(self, X: np.ndarray, y: np.ndarray, model: Learner, batch_size: int,
               rng: np.random.Generator) -> np.ndarray:
@@ -53,5 +54,3 @@ class QueryStrategy:
         """Scores (higher = query first) of the rows ``X[pool]``, shape (len(pool),)."""
         raise NotImplementedError
 
-
-STRATEGIES: Registry[type[QueryStrategy]] = Registry("strategy")

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import UserError, did_you_mean
+from ..validation import check_choice
 from . import scores
-from .base import STRATEGIES, QueryStrategy
+from .base import QueryStrategy
 
 
-@STRATEGIES.register("random")
 class RandomSampling(QueryStrategy):
     """Uniformly random pool rows (passive learning baseline)."""
 
@@ -24,7 +23,6 @@ UNCERTAINTY_MEASURES = {
 }
 
 
-@STRATEGIES.register("uncertainty")
 class UncertaintySampling(QueryStrategy):
     """Uncertainty sampling (US).
 
@@ -34,17 +32,13 @@ class UncertaintySampling(QueryStrategy):
     """
 
     def __init__(self, measure: str = "margin") -> None:
-        if measure not in UNCERTAINTY_MEASURES:
-            raise UserError(f"strategy 'uncertainty': unknown measure '{measure}'"
-                            f"{did_you_mean(measure, UNCERTAINTY_MEASURES)}; valid measures: "
-                            + ", ".join(UNCERTAINTY_MEASURES))
+        check_choice("uncertainty", "measure", measure, UNCERTAINTY_MEASURES)
         self.measure = measure
 
     def score(self, X, pool, model):
         return UNCERTAINTY_MEASURES[self.measure](model.predict_proba_rows(X, pool))
 
 
-@STRATEGIES.register("posterior_ratio")
 class PosteriorRatio(QueryStrategy):
     """Smallest ratio of the two largest class posteriors (seed 000, eqs 38-39), in log space."""
 

@@ -1,0 +1,133 @@
+"""Loop adapters for the PRBF estimators of :mod:`alprbf.prbf` (seeds 000, 001, 002).
+
+Each learner wraps one estimator class (``estimator_class``); its config parameters are the
+estimator's (``random_state`` comes from the task seed, ``classes`` from the task).  The learner
+refits a clone of the estimator from scratch at every ``fit`` through the estimator's public
+``fit(X, y)``, with ``y = nan`` on unlabeled rows and ``classes = 0..K-1``, so every class of
+the task is modelled:
+
+* a class with no labeled row has prior ``p(k) = 0`` (hence posterior 0);
+* with no labeled row at all the learner predicts the uniform distribution;
+* supervised estimators use the labeled rows only, semi-supervised ones every row, and both cap
+  the number of components at the number of rows they use.
+
+``model_size()`` is the number of Gaussian components of the network used for prediction
+(after the split for the PRBF-split models).  001 Table III does not say whether its component
+counts are taken before or after the split; counting after it is our choice (the network that
+predicts), and :meth:`PRBFLearner.selected_components` gives the count before the split.
+Warm-started learners are in :mod:`alprbf.models.active_prbf`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from sklearn.base import clone
+
+from ..prbf import (
+    PRBF,
+    ConstrainedPRBF,
+    IncrementalPRBFSplit,
+    PRBFClassifierBase,
+    PRBFSplit,
+    SelectedIncrementalPRBFSplit,
+    SelectedPRBFSplit,
+    SemiSupervisedPRBF,
+)
+from .base import Learner
+
+
+class PRBFLearner(Learner):
+    """Adapter of a :class:`~alprbf.prbf.PRBFClassifierBase` estimator (module docstring).
+
+    Subclasses set ``estimator_class``.  Parameter values are checked when the learner is
+    made (``ValueError``), so a bad config fails before any task runs.
+    """
+
+    estimator_class: type[PRBFClassifierBase]
+
+    def __init__(self, n_classes: int, random_state: int | None = None, **params: Any) -> None:
+        super().__init__(n_classes, random_state)
+        self.params = params
+        self.estimator = self.estimator_class(**params)
+        self.estimator.validate_params()
+
+    def fit(self, X, y):
+        y = np.asarray(y, dtype=np.float64)
+        self.estimator_ = None
+        if np.all(np.isnan(y)):
+            return self
+        est = clone(self.estimator).set_params(classes=np.arange(self.n_classes),
+                                               random_state=self.random_state)
+        self.estimator_ = est.fit(X, y)
+        return self
+
+    def predict_log_proba(self, X):
+        if self.estimator_ is None:
+            return np.full((np.shape(X)[0], self.n_classes), -np.log(self.n_classes))
+        return self.estimator_.predict_log_proba(X)
+
+    def predict_proba(self, X):
+        p = np.exp(self.predict_log_proba(X))
+        return p / p.sum(axis=1, keepdims=True)
+
+    def model_size(self):
+        if getattr(self, "estimator_", None) is None:
+            return None
+        return int(self.estimator_.params_.n_components)
+
+    def selected_components(self) -> int | None:
+        """Components before the split (``n_components_`` of the estimator, e.g. the ``m``
+        chosen by the model selection), or None before the first labeled fit."""
+        if getattr(self, "estimator_", None) is None:
+            return None
+        return int(getattr(self.estimator_, "n_components_", self.model_size()))
+
+
+class SupervisedPRBFLearner(PRBFLearner):
+    """PRBF network trained by EM on the labeled rows (001 eqs 2-10)."""
+
+    estimator_class = PRBF
+
+
+class PRBFSplitLearner(PRBFLearner):
+    """PRBF-split: EM with fixed M (best of n_init) on the labeled rows, then the
+    class-specific split (001 eqs 11-15)."""
+
+    estimator_class = PRBFSplit
+
+
+class SemiSupervisedPRBFLearner(PRBFLearner):
+    """Semi-supervised PRBF: EM on labeled and unlabeled rows (000 eqs 17-29), optional
+    semi-supervised split (split: true, eqs 30-33)."""
+
+    estimator_class = SemiSupervisedPRBF
+    semi_supervised = True
+
+
+class IncrementalPRBFSplitLearner(PRBFLearner):
+    """Incremental PRBF-split (001 §III): components added one at a time at kd-tree
+    candidates that raise the likelihood of >= 2 classes, then split."""
+
+    estimator_class = IncrementalPRBFSplit
+
+
+class SelectedIncrementalPRBFSplitLearner(PRBFLearner):
+    """Incremental PRBF-split with m and covariance type chosen on inner CV folds
+    (001 §IV protocol)."""
+
+    estimator_class = SelectedIncrementalPRBFSplit
+
+
+class SelectedPRBFSplitLearner(PRBFLearner):
+    """PRBF-split (fixed-M EM, best of n_init, then split) with M and covariance type
+    chosen on inner CV folds (001 §IV baseline)."""
+
+    estimator_class = SelectedPRBFSplit
+
+
+class ConstrainedPRBFLearner(PRBFLearner):
+    """PRBF with constrained kernel sharing r_jk (002 eqs 3-14); predicts with eq 1."""
+
+    estimator_class = ConstrainedPRBF

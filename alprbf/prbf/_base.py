@@ -1,0 +1,163 @@
+"""The one estimator base of the PRBF family: label handling, fitting contract, prediction.
+
+Every PRBF estimator (:class:`~alprbf.prbf.PRBF`, the split, semi-supervised, incremental,
+selected and constrained networks) derives from :class:`PRBFClassifierBase` and implements two
+hooks: :meth:`PRBFClassifierBase._validate` (parameter checks, ``ValueError``) and
+:meth:`PRBFClassifierBase._fit_codes` (fit on integer class codes, set ``params_``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
+
+from ._em import predict_log_proba
+
+
+def labeled_rows(y: np.ndarray) -> np.ndarray:
+    """True where ``y`` holds a label: not ``nan`` (float ``y``) and not ``None`` (object ``y``).
+
+    Parameters
+    ----------
+    y : ndarray of shape (n,)
+
+    Returns
+    -------
+    ndarray of bool, shape (n,)
+    """
+    if y.dtype.kind == "f":
+        if np.any(np.isinf(y)):
+            raise ValueError("Input y contains infinity (use nan for unlabeled rows)")
+        return ~np.isnan(y)
+    if y.dtype.kind == "O":
+        return np.array([not (v is None or (isinstance(v, float) and np.isnan(v))) for v in y],
+                        dtype=bool)
+    return np.ones(len(y), dtype=bool)
+
+
+def encode_labels(y, n_rows: int, classes=None) -> tuple[np.ndarray, np.ndarray]:
+    """Class codes of ``y`` (``-1`` for unlabeled rows) and the classes they index.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_rows,)
+        Labels; ``nan`` (float) or ``None`` (object) marks an unlabeled row.
+    n_rows : int
+        Rows of ``X`` (``y`` must have as many entries).
+    classes : array-like or None
+        Every class of the task, sorted.  None: the distinct labels of ``y``.
+
+    Returns
+    -------
+    classes : ndarray of shape (K,)
+    codes : ndarray of int64, shape (n_rows,)
+        ``classes[codes[i]] == y[i]`` on labeled rows, ``-1`` elsewhere.
+    """
+    y = column_or_1d(y, warn=True)
+    if len(y) != n_rows:
+        raise ValueError(f"X has {n_rows} rows but y has {len(y)} entries")
+    labeled = labeled_rows(y)
+    yl = y[labeled]
+    if len(yl):
+        check_classification_targets(yl)
+    if classes is None:
+        classes, codes_l = np.unique(yl, return_inverse=True)
+    else:
+        classes = np.asarray(classes)
+        if classes.ndim != 1 or len(classes) == 0 or np.any(classes[1:] <= classes[:-1]):
+            raise ValueError("classes must be a non-empty, sorted 1-d array of distinct labels")
+        codes_l = np.searchsorted(classes, yl)
+        unknown = (codes_l >= len(classes)) | (classes[np.minimum(codes_l, len(classes) - 1)]
+                                               != yl)
+        if np.any(unknown):
+            raise ValueError(f"y holds labels that are not in classes: "
+                             f"{sorted(set(yl[unknown].tolist()))[:5]}")
+    codes = np.full(n_rows, -1, dtype=np.int64)
+    codes[labeled] = codes_l
+    return classes, codes
+
+
+class PRBFClassifierBase(ClassifierMixin, BaseEstimator):
+    """Fitting and prediction contract shared by every PRBF estimator.
+
+    ``fit(X, y)`` takes ``y`` with ``nan`` for unlabeled rows (scikit-activeml's convention).
+    Supervised estimators (``semi_supervised = False``) ignore those rows; semi-supervised ones
+    use them.  The ``classes`` parameter of every subclass names all classes of the task, so
+    that a class without any labeled row is still modelled (with prior 0); without it the
+    classes are the distinct labels of ``y``.
+
+    Subclasses implement:
+
+    * ``_validate()``: raise ``ValueError`` for an invalid parameter (called by
+      :meth:`validate_params` and at the start of :meth:`fit`);
+    * ``_fit_codes(X, codes, n_classes)``: fit on integer codes ``0..n_classes-1`` (``-1`` =
+      unlabeled, only for semi-supervised estimators) and set ``params_`` (the network used
+      for prediction);
+    * optionally ``_params_for(n_components)`` for estimators that keep several networks.
+    """
+
+    semi_supervised: bool = False
+
+    def validate_params(self) -> None:
+        """Raise ``ValueError`` naming the first invalid parameter (without fitting)."""
+        self._validate()
+
+    def _validate(self) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _fit_codes(self, X, codes, n_classes):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _params_for(self, n_components):
+        return self.params_
+
+    def fit(self, X, y):
+        """Fit on labeled (and, for semi-supervised estimators, unlabeled) rows.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, d)
+        y : array-like of shape (n,)
+            Class labels; ``nan`` (or ``None``) marks an unlabeled row.  At least one row must
+            be labeled.
+
+        Returns
+        -------
+        self
+        """
+        self._validate()
+        X = validate_data(self, X, dtype=np.float64)
+        classes, codes = encode_labels(y, X.shape[0], self.classes)
+        if not np.any(codes >= 0):
+            raise ValueError(f"{type(self).__name__} needs at least one labeled row (y not nan)")
+        if not self.semi_supervised:
+            keep = codes >= 0
+            X, codes = X[keep], codes[keep]
+        self._fit_codes(X, codes, len(classes))
+        self.classes_ = classes
+        return self
+
+    def predict_log_proba(self, X, n_components=None):
+        """Log class posteriors ``log p(k|x)`` (001 eq 1), shape (n, n_classes).
+
+        Parameters
+        ----------
+        X : array-like of shape (n, d)
+        n_components : int or None
+            Only for estimators that keep several networks (see their docstring).
+        """
+        check_is_fitted(self, "params_")
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return predict_log_proba(X, self._params_for(n_components))
+
+    def predict_proba(self, X, n_components=None):
+        """Class posteriors ``p(k|x)``, shape (n, n_classes); rows sum to 1."""
+        p = np.exp(self.predict_log_proba(X, n_components))
+        return p / p.sum(axis=1, keepdims=True)
+
+    def predict(self, X, n_components=None):
+        """Most probable class (Bayes rule), shape (n,)."""
+        lp = self.predict_log_proba(X, n_components)
+        return self.classes_[np.argmax(lp, axis=1)]

@@ -1,0 +1,215 @@
+"""The result files: their schema, how a task file is written and read, how two runs compare.
+
+One Parquet file per task, one row per evaluated iteration::
+
+    <out>/tasks/<task_id>.parquet
+
+The runner writes them (:func:`write_task`); the report and the tests read them
+(:func:`read_task`, :func:`read_results`); :func:`compare_results` checks that two runs wrote
+the same rows.  This module imports nothing from the models, the protocol or the runner, so
+that the report can use it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .errors import UserError
+from .fileio import write_atomic
+
+#: Columns that identify a learning curve.
+KEY_COLUMNS = ("experiment", "dataset", "model", "strategy", "fold", "repetition")
+
+#: Columns that hold wall-clock measurements (excluded from determinism comparisons).
+TIMING_COLUMNS = ("fit_seconds", "query_seconds")
+
+SCHEMA = pa.schema([
+    ("experiment", pa.string()),      # config name (plus "-<scale>" for non-full scales)
+    ("dataset", pa.string()),         # dataset label
+    ("model", pa.string()),           # model label
+    ("strategy", pa.string()),        # strategy label
+    ("fold", pa.int32()),             # 0-based test fold
+    ("repetition", pa.int32()),       # 0-based repetition of the cross-validation
+    ("iteration", pa.int32()),        # query round (0 = initial labeled set)
+    ("n_labeled", pa.int32()),        # |L| when the model of this row was fitted
+    ("test_error", pa.float64()),     # 1 - test_accuracy, on the test fold
+    ("test_accuracy", pa.float64()),
+    ("train_accuracy", pa.float64()), # accuracy on the whole training part L u U, true labels
+    ("labeled_accuracy", pa.float64()),  # accuracy on L
+    ("model_size", pa.int64()),       # components / support vectors; null if not meaningful
+    ("fit_seconds", pa.float64()),    # wall time of this row's fit
+    ("query_seconds", pa.float64()),  # wall time of the queries that added `queried`
+    ("queried", pa.list_(pa.int64())),         # rows (dataset indices) labeled since last row
+    ("queried_labels", pa.list_(pa.int64())),  # their class codes
+    ("task_id", pa.string()),
+])
+
+COLUMNS = tuple(SCHEMA.names)
+
+TASKS_DIR = "tasks"
+"""Sub-directory of a results directory that holds the task files."""
+
+EXECUTION_KEY = b"alprbf.execution"
+"""Parquet key-value metadata of a task file: JSON of how the task ran (see :func:`write_task`)."""
+
+
+# --------------------------------------------------------------------------- files
+
+
+def task_file(out: str | Path, task_id: str) -> Path:
+    """The task file of task ``task_id`` in results directory ``out``."""
+    return Path(out) / TASKS_DIR / f"{task_id}.parquet"
+
+
+def task_files(out: str | Path) -> list[Path]:
+    """The task files of results directory ``out``, sorted by name (temporary files aside)."""
+    return sorted(p for p in (Path(out) / TASKS_DIR).glob("*.parquet")
+                  if not p.name.startswith("."))
+
+
+def write_task(df: pd.DataFrame, path: Path, execution: dict | None = None) -> None:
+    """Write one task's rows atomically as Parquet.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The task's rows, columns as in :data:`SCHEMA`.
+    path : Path
+        The task file (:func:`task_file`); its directory must exist.
+    execution : dict, optional
+        How the task ran (workers, backend, threads per task), stored in the file's key-value
+        metadata under ``alprbf.execution``: it explains the timing columns, and unlike
+        ``run.json``, which the last invocation rewrites, it stays with the task's rows.
+    """
+    table = pa.Table.from_pandas(df, schema=SCHEMA, preserve_index=False)
+    if execution is not None:
+        meta = dict(table.schema.metadata or {})
+        meta[EXECUTION_KEY] = json.dumps(execution, sort_keys=True).encode()
+        table = table.replace_schema_metadata(meta)
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink)
+    write_atomic(path, sink.getvalue().to_pybytes())
+
+
+def _read_table(path: Path) -> pa.Table:
+    """The rows of one task file as an Arrow table with exactly the columns of :data:`SCHEMA`."""
+    try:
+        table = pq.read_table(path)
+    except (pa.ArrowException, OSError) as exc:
+        raise UserError(f"unreadable result file {path}: {exc}") from None
+    missing = [c for c in COLUMNS if c not in table.column_names]
+    if missing:
+        raise UserError(f"result file {path} lacks columns {', '.join(missing)}; "
+                        f"expected the alprbf results schema: {', '.join(COLUMNS)}")
+    try:
+        return table.select(list(COLUMNS)).cast(SCHEMA)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        raise UserError(f"result file {path} does not match the results schema: {exc}") from None
+
+
+def read_task(path: str | Path) -> pd.DataFrame:
+    """The rows of one task file, columns as in :data:`COLUMNS`.
+
+    Raises
+    ------
+    UserError
+        If the file is unreadable, lacks columns of the schema or does not match it.
+    """
+    return _read_table(Path(path)).to_pandas()
+
+
+def read_results(out: str | Path) -> pd.DataFrame:
+    """All task rows of one results directory, task file after task file.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns as in :data:`COLUMNS`; no rows when ``out`` holds no task file.
+    """
+    frames = [read_task(p) for p in task_files(out)]
+    if not frames:
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in COLUMNS})
+    return pd.concat(frames, ignore_index=True)
+
+
+# --------------------------------------------------------------------------- comparison
+
+
+@dataclass(frozen=True)
+class Difference:
+    """How one task differs between two results directories."""
+
+    task_id: str
+    what: str
+
+    def __str__(self) -> str:
+        return f"{self.task_id}: {self.what}"
+
+
+def compare_results(dir_a: str | Path, dir_b: str | Path) -> list[Difference]:
+    """Compare two results directories task file by task file, timing columns aside.
+
+    Both directories must hold the same task ids; the files of a task must have the same
+    number of rows and equal values in every column but :data:`TIMING_COLUMNS`.  Values are
+    compared exactly: floats bit for bit (a NaN equals a NaN), lists element by element.
+
+    Parameters
+    ----------
+    dir_a, dir_b : path
+        Results directories (each with a ``tasks/`` folder).
+
+    Returns
+    -------
+    list of Difference
+        One per task that differs or exists in one directory only, sorted by task id; empty
+        when the two runs wrote the same rows.
+
+    Raises
+    ------
+    UserError
+        If a directory is not a results directory or a task file is unreadable.
+    """
+    files_a, files_b = _task_files_by_id(dir_a), _task_files_by_id(dir_b)
+    out = []
+    for task_id in sorted(files_a.keys() | files_b.keys()):
+        if task_id not in files_b:
+            out.append(Difference(task_id, f"only in {dir_a}"))
+        elif task_id not in files_a:
+            out.append(Difference(task_id, f"only in {dir_b}"))
+        else:
+            what = _table_difference(_read_table(files_a[task_id]), _read_table(files_b[task_id]))
+            if what:
+                out.append(Difference(task_id, what))
+    return out
+
+
+def _task_files_by_id(out: str | Path) -> dict[str, Path]:
+    if not (Path(out) / TASKS_DIR).is_dir():
+        raise UserError(f"{out} is not a results directory (it has no {TASKS_DIR}/ folder)")
+    return {p.stem: p for p in task_files(out)}
+
+
+def _table_difference(a: pa.Table, b: pa.Table) -> str:
+    """What differs between two task tables ("" when nothing does, timing columns aside)."""
+    if a.num_rows != b.num_rows:
+        return f"{a.num_rows} rows vs {b.num_rows}"
+    cols = [c for c in COLUMNS if c not in TIMING_COLUMNS
+            and not all(map(_same, a.column(c).to_pylist(), b.column(c).to_pylist()))]
+    return f"columns differ: {', '.join(cols)}" if cols else ""
+
+
+def _same(x: object, y: object) -> bool:
+    """Exact equality of two cell values: floats bit for bit or both NaN, lists elementwise."""
+    if isinstance(x, float) and isinstance(y, float):
+        return (math.isnan(x) and math.isnan(y)) or struct.pack("<d", x) == struct.pack("<d", y)
+    if isinstance(x, list) and isinstance(y, list):
+        return len(x) == len(y) and all(map(_same, x, y))
+    return type(x) is type(y) and x == y
