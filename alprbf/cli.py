@@ -103,6 +103,9 @@ def compare(
                                           help="Results directory (with tasks/).")],
     dir_b: Annotated[Path, typer.Argument(metavar="DIR_B",
                                           help="Results directory to compare it with.")],
+    ignore: Annotated[list[str] | None, typer.Option(
+        help="Also leave out this column (repeatable), e.g. one an older run did not "
+             "write.")] = None,
 ) -> None:
     """Check that two runs wrote the same rows (timing columns aside).
 
@@ -110,7 +113,7 @@ def compare(
     """
     from .results import compare_results, task_files
 
-    differences = compare_results(dir_a, dir_b)
+    differences = compare_results(dir_a, dir_b, ignore or ())
     for d in differences:
         typer.echo(str(d))
     if differences:

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import functools
 import sys
+import warnings
 
 import typer
 
-from .errors import UserError, did_you_mean
+from .errors import DataWarning, UserError, did_you_mean
 
 
 def user_errors(fn):
@@ -35,9 +36,17 @@ def check_choice(value: str | None, choices: tuple[str, ...], option: str) -> No
                         + ", ".join(choices))
 
 
+def one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Show a warning as one ``warning:`` line on stderr (no source line, no traceback)."""
+    text = str(message).strip().splitlines()
+    kind = "" if issubclass(category, DataWarning) else f"{category.__name__}: "
+    print(f"warning: {kind}{text[0] if text else ''}", file=file or sys.stderr)
+
+
 def run_app(app: typer.Typer) -> None:
     """Run ``app``; a UserError raised while Typer parses (e.g. in a callback) is one line and
-    exit code 2 as well."""
+    exit code 2 as well, and every warning is one line."""
+    warnings.showwarning = one_line_warning
     try:
         app()
     except UserError as exc:

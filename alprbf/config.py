@@ -248,6 +248,17 @@ def _try_build(kind: str, name: str, factory, params: dict) -> None:
         raise UserError(f"{kind} '{name}': {msg}") from None
 
 
+def _refuse_repeats(items: list, what: str) -> None:
+    """Refuse an entry given twice (a repeat would overwrite the other's results)."""
+    seen = set()
+    for x in items:
+        if x in seen:
+            name = f"'{x.label or x.name}'" if isinstance(x, Component) else str(x)
+            raise UserError(f"config: {what} {name} appears twice; remove the repeat or give "
+                            "the entries distinct labels")
+        seen.add(x)
+
+
 def _unique_labels(items: list, kind: str) -> list:
     """Default labels: the name, or name-<params hash> when one name occurs with other params."""
     distinct = list(dict.fromkeys(items))
@@ -399,7 +410,9 @@ def parse_config(data: Any, source: str = "<dict>", base_dir: Path | None = None
         n, p, lab, extra = _component(raw, "dataset", DATASETS, where, skip=())
         pre = _parse_preprocessing(extra.get("preprocessing"), f"{where}.preprocessing")
         datasets.append(DatasetSpec(name=n, params=p, label=lab, preprocessing=pre))
+    _refuse_repeats(datasets, "the dataset entry")
     pairs = _parse_methods(data)
+    _refuse_repeats([_PairName(m, s) for m, s in pairs], "the method")
     models = dict(zip(pairs, _unique_labels([m for m, _ in pairs], "model"), strict=True))
     strats = dict(zip(pairs, _unique_labels([s for _, s in pairs], "strategy"), strict=True))
 
@@ -432,13 +445,47 @@ def parse_config(data: Any, source: str = "<dict>", base_dir: Path | None = None
     return cfg
 
 
+@dataclass(frozen=True)
+class _PairName:
+    """A (model, strategy) entry as the error message names it."""
+
+    model: Component
+    strategy: Component
+
+    def __str__(self) -> str:
+        m = self.model.label or self.model.name
+        st = self.strategy.label or self.strategy.name
+        return f"'{m} / {st}'"
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """YAML loader that refuses a mapping with a repeated key (PyYAML keeps the last)."""
+
+
+def _mapping_without_repeats(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False):
+    seen = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in seen:
+            line = key_node.start_mark.line + 1
+            raise UserError(f"{loader.name}: line {line}: the key '{key}' is given twice in one "
+                            "mapping; keep one")
+        seen.add(key)
+    return loader.construct_mapping(node, deep=deep)
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
+                              _mapping_without_repeats)
+
+
 def load_config(path: str | Path, scale: str | None = None) -> Config:
     """Read, validate and (optionally) scale a YAML config file."""
     path = Path(path)
     if not path.is_file():
         raise UserError(f"config file not found: {path}")
     try:
-        data = yaml.safe_load(path.read_text())
+        with open(path, encoding="utf-8") as fh:   # the loader names the file in messages
+            data = yaml.load(fh, Loader=_StrictLoader)  # noqa: S506 (a SafeLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark else ""

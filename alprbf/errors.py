@@ -10,11 +10,16 @@ from collections.abc import Iterable
 
 from .validation import did_you_mean
 
-__all__ = ["UserError", "did_you_mean", "unknown_name"]
+__all__ = ["DataWarning", "UserError", "did_you_mean", "unknown_name"]
 
 
 class UserError(Exception):
     """An error caused by user input; shown as one line, exit code 2."""
+
+
+class DataWarning(UserWarning):
+    """Something done to the user's data that they should know (e.g. rows dropped); the CLI
+    shows it as one ``warning:`` line."""
 
 
 def unknown_name(kind: str, value: str, choices: Iterable[str]) -> UserError:

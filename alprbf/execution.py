@@ -7,6 +7,9 @@ task's own threads) and keeps its checkpoints where a :class:`CheckpointPlan` sa
 
 from __future__ import annotations
 
+import contextlib
+import signal
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -56,6 +59,29 @@ def _execute(task: Task, ds: Dataset, protocol, on_query=None,
     with threadpool_limits(limits=1):
         df = run_task(task, ds, protocol, on_query=on_query, checkpoint=ckpt, threads=threads)
     return task, df, time.perf_counter() - t0
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """While the block runs, SIGTERM stops the run as Ctrl-C does.
+
+    Python's default SIGTERM ends the main process at once, and the loky workers it started
+    live on with their tasks; raised as ``KeyboardInterrupt`` instead, it unwinds the fan-out,
+    which stops the workers.  Only the main thread can install the handler; elsewhere this
+    does nothing.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def fan_out(todo: list[Task], datasets: dict[str, Dataset], protocol, jobs: int, backend: str,

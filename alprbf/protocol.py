@@ -54,6 +54,49 @@ def _safe(label: str) -> str:
     return "".join(c if c.isalnum() or c in "-_.=" else "-" for c in label)
 
 
+#: Longest task id (bytes): the task file, its checksum and their temporary files
+#: (``.<id>.parquet.sha256.<random>.tmp``) must fit the usual 255-byte file-name limit.
+MAX_TASK_ID_BYTES = 200
+
+
+def check_task_ids(tasks: list[Task]) -> None:
+    """Refuse task ids that are too long for a file name or that two tasks share.
+
+    Labels are made file-safe by replacing characters (``"a/b"`` and ``"a-b"`` both become
+    ``a-b``), so two distinct labels can give one task file; one would overwrite the other.
+    """
+    seen: dict[str, Task] = {}
+    for t in tasks:
+        tid = t.task_id
+        if len(tid.encode()) > MAX_TASK_ID_BYTES:
+            raise UserError(f"task id '{tid[:40]}...' is {len(tid.encode())} bytes long, more "
+                            f"than {MAX_TASK_ID_BYTES} for its file name: give dataset "
+                            f"'{t.dataset.label}', model '{t.model.label}' or strategy "
+                            f"'{t.strategy.label}' a shorter label")
+        prev = seen.setdefault(tid, t)
+        if prev is not t:
+            pairs = [(a, b) for a, b in ((prev.dataset.label, t.dataset.label),
+                                         (prev.model.label, t.model.label),
+                                         (prev.strategy.label, t.strategy.label)) if a != b]
+            a, b = pairs[0] if pairs else (tid, tid)
+            raise UserError(f"labels '{a}' and '{b}' give the same task file name "
+                            f"'{_safe(a)}' (only letters, digits and -_.= are kept): rename one")
+
+
+def check_data(label: str, ds: Dataset) -> None:
+    """Refuse data the loop cannot learn from: a single class, or infinite feature values."""
+    if ds.n_classes < 2:
+        only = ds.classes[0] if ds.classes else "none"
+        raise UserError(f"dataset '{label}' has a single class ({only!r}); classification "
+                        "needs at least two")
+    inf = np.isinf(ds.X)
+    if inf.any():
+        j = int(np.flatnonzero(inf.any(axis=0))[0])
+        raise UserError(f"dataset '{label}': feature '{ds.feature_names[j]}' holds infinite "
+                        f"values in {int(inf[:, j].sum())} rows; replace them (an empty cell "
+                        "is read as a missing value)")
+
+
 # --------------------------------------------------------------------------- folds and feasibility
 
 
@@ -230,17 +273,22 @@ def run_task(task: Task, ds: Dataset, protocol: Protocol,
         is_labeled = ~np.isnan(y_obs)
         last = it == n_rounds
         if it % protocol.evaluate_every == 0 or last:
+            t0 = time.perf_counter()
             test_acc = _accuracy(model, X_test, y_test)
+            train_acc = _accuracy(model, X_train, y_train)
+            labeled_acc = _accuracy(model, X_train[is_labeled], y_train[is_labeled])
+            eval_seconds = time.perf_counter() - t0
             rows.append({
                 "experiment": task.experiment, "dataset": dl, "model": task.model.label,
                 "strategy": task.strategy.label, "fold": task.fold,
                 "repetition": task.repetition, "iteration": it,
                 "n_labeled": int(is_labeled.sum()),
                 "test_error": 1.0 - test_acc, "test_accuracy": test_acc,
-                "train_accuracy": _accuracy(model, X_train, y_train),
-                "labeled_accuracy": _accuracy(model, X_train[is_labeled], y_train[is_labeled]),
+                "train_accuracy": train_acc, "labeled_accuracy": labeled_acc,
                 "model_size": model.model_size(),
+                "n_components_presplit": model.presplit_size(),
                 "fit_seconds": fit_seconds, "query_seconds": query_seconds,
+                "eval_seconds": eval_seconds,
                 "queried": train[new_rows].astype(np.int64),
                 "queried_labels": y_train[new_rows].astype(np.int64),
                 "task_id": task.task_id,

@@ -1,20 +1,27 @@
 """The result files: their schema, how a task file is written and read, how two runs compare.
 
-One Parquet file per task, one row per evaluated iteration::
+One Parquet file per task, one row per evaluated iteration, and beside it the SHA-256 of the
+file's bytes::
 
     <out>/tasks/<task_id>.parquet
+    <out>/tasks/<task_id>.parquet.sha256
 
-The runner writes them (:func:`write_task`); the report and the tests read them
-(:func:`read_task`, :func:`read_results`); :func:`compare_results` checks that two runs wrote
-the same rows.  This module imports nothing from the models, the protocol or the runner, so
+The runner writes them (:func:`write_task`: the Parquet file, then its checksum, each
+atomically); the report and the tests read them (:func:`read_task`, :func:`read_results`),
+which refuse a file whose checksum is missing or wrong and a directory whose task files come
+from another config than its ``run.json``; :func:`task_problem` tells the runner which
+finished tasks to run again; :func:`compare_results` checks that two runs wrote the same
+rows.  This module imports nothing from the models, the protocol or the runner, so
 that the report can use it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,7 +36,10 @@ from .fileio import write_atomic
 KEY_COLUMNS = ("experiment", "dataset", "model", "strategy", "fold", "repetition")
 
 #: Columns that hold wall-clock measurements (excluded from determinism comparisons).
-TIMING_COLUMNS = ("fit_seconds", "query_seconds")
+TIMING_COLUMNS = ("fit_seconds", "query_seconds", "eval_seconds")
+
+#: Columns added after the first task files were written: read as nulls where absent.
+OPTIONAL_COLUMNS = ("eval_seconds", "n_components_presplit")
 
 SCHEMA = pa.schema([
     ("experiment", pa.string()),      # config name (plus "-<scale>" for non-full scales)
@@ -45,8 +55,10 @@ SCHEMA = pa.schema([
     ("train_accuracy", pa.float64()), # accuracy on the whole training part L u U, true labels
     ("labeled_accuracy", pa.float64()),  # accuracy on L
     ("model_size", pa.int64()),       # components / support vectors; null if not meaningful
+    ("n_components_presplit", pa.int64()),  # components before the final split; null if none
     ("fit_seconds", pa.float64()),    # wall time of this row's fit
     ("query_seconds", pa.float64()),  # wall time of the queries that added `queried`
+    ("eval_seconds", pa.float64()),   # wall time of this row's evaluation (test, train, L)
     ("queried", pa.list_(pa.int64())),         # rows (dataset indices) labeled since last row
     ("queried_labels", pa.list_(pa.int64())),  # their class codes
     ("task_id", pa.string()),
@@ -59,6 +71,12 @@ TASKS_DIR = "tasks"
 
 EXECUTION_KEY = b"alprbf.execution"
 """Parquet key-value metadata of a task file: JSON of how the task ran (see :func:`write_task`)."""
+
+CONFIG_DIGEST_KEY = b"alprbf.config_digest"
+"""Parquet key-value metadata of a task file: digest of the config that wrote it."""
+
+CHECKSUM_SUFFIX = ".sha256"
+"""A task file's checksum file is the task file's name plus this suffix."""
 
 
 # --------------------------------------------------------------------------- files
@@ -75,8 +93,15 @@ def task_files(out: str | Path) -> list[Path]:
                   if not p.name.startswith("."))
 
 
-def write_task(df: pd.DataFrame, path: Path, execution: dict | None = None) -> None:
-    """Write one task's rows atomically as Parquet.
+def checksum_file(path: str | Path) -> Path:
+    """The checksum file of task file ``path``."""
+    path = Path(path)
+    return path.with_name(path.name + CHECKSUM_SUFFIX)
+
+
+def write_task(df: pd.DataFrame, path: Path, execution: dict | None = None,
+               config_digest: str | None = None) -> None:
+    """Write one task's rows atomically as Parquet, then its checksum file.
 
     Parameters
     ----------
@@ -88,15 +113,51 @@ def write_task(df: pd.DataFrame, path: Path, execution: dict | None = None) -> N
         How the task ran (workers, backend, threads per task), stored in the file's key-value
         metadata under ``alprbf.execution``: it explains the timing columns, and unlike
         ``run.json``, which the last invocation rewrites, it stays with the task's rows.
+    config_digest : str, optional
+        Digest of the config that produced the rows (metadata ``alprbf.config_digest``), so
+        that a reader can refuse a directory that mixes the task files of two configs.
     """
     table = pa.Table.from_pandas(df, schema=SCHEMA, preserve_index=False)
+    meta = dict(table.schema.metadata or {})
     if execution is not None:
-        meta = dict(table.schema.metadata or {})
         meta[EXECUTION_KEY] = json.dumps(execution, sort_keys=True).encode()
-        table = table.replace_schema_metadata(meta)
+    if config_digest is not None:
+        meta[CONFIG_DIGEST_KEY] = config_digest.encode()
+    table = table.replace_schema_metadata(meta)
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink)
-    write_atomic(path, sink.getvalue().to_pybytes())
+    data = sink.getvalue().to_pybytes()
+    write_atomic(path, data)
+    write_atomic(checksum_file(path), f"{hashlib.sha256(data).hexdigest()}  {path.name}\n"
+                 .encode())
+
+
+def task_problem(path: str | Path) -> str | None:
+    """Why the task file ``path`` cannot be trusted, or None when its checksum holds.
+
+    A file fails when its checksum file is missing (a run died between the two writes, or an
+    older alprbf wrote it) or does not match the file's bytes (a damaged or edited file).
+    """
+    path = Path(path)
+    try:
+        expected = checksum_file(path).read_text().split()[0]
+    except (OSError, IndexError):
+        return "has no checksum file"
+    try:
+        actual = hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror})"
+    return None if actual == expected else "does not match its checksum (damaged or edited)"
+
+
+def task_config_digest(path: str | Path) -> str | None:
+    """The config digest recorded in a task file (None for files written without one)."""
+    try:
+        meta = pq.read_schema(path).metadata or {}
+    except (pa.ArrowException, OSError) as exc:
+        raise UserError(f"unreadable result file {path}: {exc}") from None
+    value = meta.get(CONFIG_DIGEST_KEY)
+    return None if value is None else value.decode()
 
 
 def _read_table(path: Path) -> pa.Table:
@@ -105,6 +166,9 @@ def _read_table(path: Path) -> pa.Table:
         table = pq.read_table(path)
     except (pa.ArrowException, OSError) as exc:
         raise UserError(f"unreadable result file {path}: {exc}") from None
+    for c in OPTIONAL_COLUMNS:
+        if c not in table.column_names:
+            table = table.append_column(c, pa.nulls(table.num_rows, SCHEMA.field(c).type))
     missing = [c for c in COLUMNS if c not in table.column_names]
     if missing:
         raise UserError(f"result file {path} lacks columns {', '.join(missing)}; "
@@ -126,14 +190,63 @@ def read_task(path: str | Path) -> pd.DataFrame:
     return _read_table(Path(path)).to_pandas()
 
 
-def read_results(out: str | Path) -> pd.DataFrame:
+def check_directory(out: str | Path) -> None:
+    """Refuse a results directory whose task files cannot be trusted.
+
+    Every task file must match its checksum, and every task file that records a config digest
+    must record the digest of the directory's ``run.json`` (when there is one): a directory
+    that mixes the task files of two configs is refused.
+
+    Raises
+    ------
+    UserError
+        One line naming the first file that fails and what to do.
+    """
+    files = task_files(out)
+    for p in files:
+        problem = task_problem(p)
+        if problem:
+            raise UserError(f"task file {p} {problem}; run the experiment again into {out} "
+                            "(alprbf run) to redo that task, or delete the file")
+    expected = run_digest(out)
+    if expected is None:
+        return
+    for p in files:
+        digest = task_config_digest(p)
+        if digest is not None and digest != expected:
+            raise UserError(f"{out} mixes the results of two configs: {p.name} was written by "
+                            f"config {digest}, run.json is of config {expected}; keep one "
+                            "experiment per directory")
+
+
+def run_digest(out: str | Path) -> str | None:
+    """The config digest of a results directory's ``run.json`` (None without one)."""
+    path = Path(out) / "run.json"
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text()).get("config_digest")
+    except (OSError, ValueError, AttributeError) as exc:
+        raise UserError(f"invalid run metadata {path}: {exc}") from None
+
+
+def read_results(out: str | Path, verify: bool = True) -> pd.DataFrame:
     """All task rows of one results directory, task file after task file.
+
+    Parameters
+    ----------
+    out : path
+        A results directory.
+    verify : bool, default=True
+        Check the directory first (:func:`check_directory`).
 
     Returns
     -------
     pandas.DataFrame
         Columns as in :data:`COLUMNS`; no rows when ``out`` holds no task file.
     """
+    if verify:
+        check_directory(out)
     frames = [read_task(p) for p in task_files(out)]
     if not frames:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in COLUMNS})
@@ -154,7 +267,8 @@ class Difference:
         return f"{self.task_id}: {self.what}"
 
 
-def compare_results(dir_a: str | Path, dir_b: str | Path) -> list[Difference]:
+def compare_results(dir_a: str | Path, dir_b: str | Path,
+                    ignore: Sequence[str] = ()) -> list[Difference]:
     """Compare two results directories task file by task file, timing columns aside.
 
     Both directories must hold the same task ids; the files of a task must have the same
@@ -165,6 +279,8 @@ def compare_results(dir_a: str | Path, dir_b: str | Path) -> list[Difference]:
     ----------
     dir_a, dir_b : path
         Results directories (each with a ``tasks/`` folder).
+    ignore : sequence of str
+        Further columns to leave out (e.g. a column that the older run did not write yet).
 
     Returns
     -------
@@ -185,7 +301,8 @@ def compare_results(dir_a: str | Path, dir_b: str | Path) -> list[Difference]:
         elif task_id not in files_a:
             out.append(Difference(task_id, f"only in {dir_b}"))
         else:
-            what = _table_difference(_read_table(files_a[task_id]), _read_table(files_b[task_id]))
+            what = _table_difference(_read_table(files_a[task_id]),
+                                     _read_table(files_b[task_id]), ignore)
             if what:
                 out.append(Difference(task_id, what))
     return out
@@ -197,11 +314,11 @@ def _task_files_by_id(out: str | Path) -> dict[str, Path]:
     return {p.stem: p for p in task_files(out)}
 
 
-def _table_difference(a: pa.Table, b: pa.Table) -> str:
+def _table_difference(a: pa.Table, b: pa.Table, ignore: Sequence[str] = ()) -> str:
     """What differs between two task tables ("" when nothing does, timing columns aside)."""
     if a.num_rows != b.num_rows:
         return f"{a.num_rows} rows vs {b.num_rows}"
-    cols = [c for c in COLUMNS if c not in TIMING_COLUMNS
+    cols = [c for c in COLUMNS if c not in TIMING_COLUMNS and c not in ignore
             and not all(map(_same, a.column(c).to_pylist(), b.column(c).to_pylist()))]
     return f"columns differ: {', '.join(cols)}" if cols else ""
 

@@ -18,13 +18,17 @@ much work per task in flight: the next run resumes those tasks where they were s
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import json
+import os
 import platform
 import shutil
+import socket
 import subprocess
 import time
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from importlib import metadata
 from pathlib import Path
@@ -35,11 +39,25 @@ from . import __version__
 from .checkpoint import checkpoint_file
 from .config import Config
 from .datasets import DATASETS, Dataset
-from .errors import UserError
-from .execution import BACKENDS, CheckpointPlan, default_task_threads, fan_out
-from .fileio import write_atomic
-from .protocol import Task, feasible_folds, task_seeds
-from .results import TASKS_DIR, task_file, write_task
+from .errors import DataWarning, UserError
+from .execution import (
+    BACKENDS,
+    CheckpointPlan,
+    default_task_threads,
+    fan_out,
+    sigterm_as_interrupt,
+)
+from .fileio import DirectoryBusy, exclusive_lock, remove_stale_temporaries, write_atomic
+from .protocol import Task, check_data, check_task_ids, feasible_folds, task_seeds
+from .results import (
+    TASKS_DIR,
+    checksum_file,
+    run_digest,
+    task_file,
+    task_files,
+    task_problem,
+    write_task,
+)
 from .seeding import derive_seed
 
 
@@ -75,27 +93,33 @@ def subsample(ds: Dataset, max_rows: int, seed: np.random.SeedSequence) -> Datas
 
 
 def load_datasets(cfg: Config) -> dict[str, Dataset]:
-    """Load every dataset of the grid once (subsampled if ``max_rows``), globally preprocessed."""
+    """Load every dataset of the grid once (subsampled if ``max_rows``), globally preprocessed.
+
+    Data the loop cannot learn from is refused as loaded (:func:`alprbf.protocol.check_data`),
+    before preprocessing could hide it (z-scoring turns an infinite value into nan).
+    """
     out = {}
     root = cfg.protocol.seed
     for spec in cfg.datasets:
         loader = DATASETS[spec.name](**spec.params)
         ds = loader.load(derive_seed(root, "dataset", spec.label))
+        check_data(spec.label, ds)
         ds = subsample(ds, cfg.protocol.max_rows, derive_seed(root, "subsample", spec.label))
         out[spec.label] = spec.preprocessing.apply_global(ds)
     return out
 
 
 def validate(cfg: Config, datasets: dict[str, Dataset]) -> None:
-    """Checks that need the data: on the folds of the first repetition, that the folds are
-    feasible and every training part holds the initial set and the budget
-    (:func:`alprbf.protocol.feasible_folds`).
+    """Checks that need the data: task file names (:func:`alprbf.protocol.check_task_ids`)
+    and, on the folds of the first repetition, that the folds are feasible and every training
+    part holds the initial set and the budget (:func:`alprbf.protocol.feasible_folds`).
 
     Raises
     ------
     UserError
         Naming the problem and the data set.
     """
+    check_task_ids(plan(cfg))
     p = cfg.protocol
     for spec in cfg.datasets:
         ds = datasets[spec.label]
@@ -219,48 +243,115 @@ def run_experiment(cfg: Config, out: str | Path | None = None, *, jobs: int = 1,
         task_threads = default_task_threads(jobs, backend, scheduler)
     if task_threads < 1:
         raise UserError(f"--task-threads must be >= 1, got {task_threads}")
-    out = Path(out) if out is not None else default_out_dir(cfg)
-    old = out / "run.json"
-    if old.exists() and not force:
-        prev = json.loads(old.read_text()).get("config_digest")
-        if prev != cfg.digest():
-            raise UserError(f"{out} holds results of a different config (digest {prev} != "
-                            f"{cfg.digest()}); use --force to overwrite or --out for a new "
-                            "directory")
-    all_tasks = plan(cfg)
-    tasks = select_tasks(all_tasks, only)
     if checkpoint_every is not None and not checkpoint_every >= 0:
         raise UserError(f"--checkpoint-every must be >= 0 seconds, got {checkpoint_every}")
+    out = Path(out) if out is not None else default_out_dir(cfg)
+    all_tasks = plan(cfg)
+    tasks = select_tasks(all_tasks, only)
     ckpt_dir = out / "checkpoints"
     checkpoints = None if checkpoint_every is None else CheckpointPlan(
         ckpt_dir, f"{cfg.digest()}:{__version__}", float(checkpoint_every))
-    if force:
-        for t in tasks:
-            task_file(out, t.task_id).unlink(missing_ok=True)
-            checkpoint_file(ckpt_dir, t.task_id).unlink(missing_ok=True)
-    (out / TASKS_DIR).mkdir(parents=True, exist_ok=True)
-    if checkpoints is not None:
-        checkpoints.directory.mkdir(exist_ok=True)
+    with _output_errors(out):
+        (out / TASKS_DIR).mkdir(parents=True, exist_ok=True)
+        ckpt_dir.mkdir(exist_ok=True)
+    with _locked(out, cfg):
+        _check_previous_config(out, cfg, force)
+        with _output_errors(out):
+            for d in (out, out / TASKS_DIR, ckpt_dir):
+                remove_stale_temporaries(d)
+            if force:
+                for t in tasks:
+                    _remove_task(out, t.task_id)
+                    checkpoint_file(ckpt_dir, t.task_id).unlink(missing_ok=True)
+        datasets = load_datasets(cfg)
+        validate(cfg, datasets)
+        with _output_errors(out):
+            write_metadata(cfg, out, datasets, all_tasks)
+        todo = [t for t in tasks if not _finished(out, t.task_id)]
+        skipped = len(tasks) - len(todo)
 
-    datasets = load_datasets(cfg)
-    validate(cfg, datasets)
-    write_metadata(cfg, out, datasets, all_tasks)
-    todo = [t for t in tasks if not task_file(out, t.task_id).exists()]
-    skipped = len(tasks) - len(todo)
-
-    execution = {"jobs": jobs, "backend": backend, "task_threads": task_threads}
-    t0 = time.perf_counter()
-    done = 0
-    with _Progress(progress, len(tasks), skipped, len(todo) * cfg.protocol.budget) as bar:
-        for task, df, _secs in fan_out(todo, datasets, cfg.protocol, jobs, backend, scheduler,
-                                       on_query=bar.query, checkpoints=checkpoints,
-                                       threads=task_threads):
-            write_task(df, task_file(out, task.task_id), execution)
-            if checkpoints is not None:
-                checkpoints.for_task(task).clear()
-            done += 1
-            bar.task_done(task, cfg.protocol.budget)
+        execution = {"jobs": jobs, "backend": backend, "task_threads": task_threads}
+        t0 = time.perf_counter()
+        done = 0
+        n_queries = len(todo) * cfg.protocol.budget
+        with sigterm_as_interrupt(), _Progress(progress, len(tasks), skipped, n_queries) as bar:
+            for task, df, _secs in fan_out(todo, datasets, cfg.protocol, jobs, backend,
+                                           scheduler, on_query=bar.query,
+                                           checkpoints=checkpoints, threads=task_threads):
+                with _output_errors(out):
+                    write_task(df, task_file(out, task.task_id), execution, cfg.digest())
+                if checkpoints is not None:
+                    checkpoints.for_task(task).clear()
+                done += 1
+                bar.task_done(task, cfg.protocol.budget)
     return RunSummary(out, len(tasks), skipped, done, time.perf_counter() - t0)
+
+
+def _output_error(out: Path, exc: OSError) -> UserError:
+    where = exc.filename or out
+    return UserError(f"cannot write results to {out}: {exc.strerror or exc} ({where}); "
+                     "choose a writable directory with --out")
+
+
+@contextlib.contextmanager
+def _output_errors(out: Path) -> Iterator[None]:
+    """Turn a failure to write under ``out`` into a one-line user error."""
+    try:
+        yield
+    except OSError as exc:
+        raise _output_error(out, exc) from None
+
+
+@contextlib.contextmanager
+def _locked(out: Path, cfg: Config) -> Iterator[None]:
+    """Hold the run's exclusive lock on ``out``; a second run gets a one-line error naming
+    the holder."""
+    holder = (f"alprbf run of config '{cfg.name}' (pid {os.getpid()} on "
+              f"{socket.gethostname()}, since {time.strftime('%Y-%m-%d %H:%M:%S')})")
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(exclusive_lock(out, holder))
+        except DirectoryBusy as busy:
+            raise UserError(f"{out} is in use by another {busy}; wait for it to finish or "
+                            "use another --out") from None
+        except OSError as exc:
+            raise _output_error(out, exc) from None
+        yield
+
+
+def _check_previous_config(out: Path, cfg: Config, force: bool) -> None:
+    """Refuse a directory that holds another config's results (``--force`` clears them)."""
+    prev = run_digest(out)
+    if prev is None or prev == cfg.digest():
+        return
+    if not force:
+        raise UserError(f"{out} holds results of a different config (digest {prev} != "
+                        f"{cfg.digest()}); use --force to overwrite or --out for a new "
+                        "directory")
+    with _output_errors(out):
+        for p in task_files(out):   # another config's tasks never mix with this one's
+            _remove_task(out, p.stem)
+
+
+def _remove_task(out: Path, task_id: str) -> None:
+    path = task_file(out, task_id)
+    path.unlink(missing_ok=True)
+    checksum_file(path).unlink(missing_ok=True)
+
+
+def _finished(out: Path, task_id: str) -> bool:
+    """A task is finished when its file exists and matches its checksum; a file that fails
+    is reported, removed and its task run again."""
+    path = task_file(out, task_id)
+    if not path.exists():
+        return False
+    problem = task_problem(path)
+    if problem is None:
+        return True
+    warnings.warn(f"task file {path} {problem}: running the task again", DataWarning,
+                  stacklevel=2)
+    _remove_task(out, task_id)
+    return False
 
 
 class _Progress:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
+from alprbf import results
 from alprbf.results import SCHEMA
 
 
@@ -33,10 +33,11 @@ def curve_rows(experiment, dataset, model, strategy, fold, repetition, accuracie
 
 
 def write_task(exp_dir: Path, rows: list[dict]) -> Path:
-    """Write one task file atomically-ish (the report only needs the final name)."""
+    """Write one task file (and its checksum) as the runner does."""
     (exp_dir / "tasks").mkdir(parents=True, exist_ok=True)
     path = exp_dir / "tasks" / f"{rows[0]['task_id']}.parquet"
-    pq.write_table(pa.Table.from_pylist(rows, schema=SCHEMA), path)
+    table = pa.Table.from_pylist(rows, schema=SCHEMA)
+    results.write_task(table.to_pandas(), path)
     return path
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import pandas as pd
@@ -11,6 +12,7 @@ import pytest
 
 from alprbf.errors import UserError
 from alprbf.report import io
+from alprbf.results import checksum_file
 from tests.report_fixtures import curve_rows, synthetic_experiment, write_task
 
 
@@ -33,12 +35,23 @@ def test_missing_and_empty_results_are_user_errors(tmp_path):
         io.load_results(tmp_path)
 
 
+def _with_checksum(path):
+    """Record the checksum of a hand-made file, as the runner would have."""
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    checksum_file(path).write_text(f"{digest}  {path.name}\n")
+
+
 def test_invalid_task_file_names_the_missing_columns(tmp_path):
     (tmp_path / "e" / "tasks").mkdir(parents=True)
-    pq.write_table(pa.table({"dataset": ["x"], "fold": [0]}), tmp_path / "e/tasks/t.parquet")
+    path = tmp_path / "e/tasks/t.parquet"
+    pq.write_table(pa.table({"dataset": ["x"], "fold": [0]}), path)
+    with pytest.raises(UserError, match="has no checksum file"):
+        io.load_results(tmp_path)
+    _with_checksum(path)
     with pytest.raises(UserError, match="lacks columns experiment"):
         io.load_results(tmp_path)
-    (tmp_path / "e/tasks/t.parquet").write_text("not parquet")
+    path.write_text("not parquet")
+    _with_checksum(path)
     with pytest.raises(UserError, match="unreadable result file"):
         io.load_results(tmp_path)
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from ..errors import UserError
+from ..errors import DataWarning, UserError
 from ._base import DATASETS, Dataset, DatasetLoader, make_dataset
 from .fetch import sha256_file
 
@@ -77,7 +78,10 @@ class FileDataset(DatasetLoader):
         if df.isna().any().any():
             if self.missing == "error":
                 raise UserError(f"dataset file {path} has missing values (set missing: drop)")
+            n_before = len(df)
             df = df.dropna()
+            warnings.warn(f"dataset file {path}: {n_before - len(df)} of {n_before} rows with "
+                          "missing values dropped", DataWarning, stacklevel=2)
         y = df.pop(self.target).astype(str).to_numpy()
         cat = np.array([c in self.categorical for c in df.columns])
         for c in self.categorical:

@@ -16,12 +16,13 @@ So one rule decides where every fitted statistic comes from: the whole data set,
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
 
-from ..errors import UserError
+from ..errors import DataWarning, UserError
 from ._base import Dataset
 
 STANDARDIZE = ("global", "per_fold", "none")
@@ -190,6 +191,8 @@ class Preprocessing:
                                 "impute or drop")
             if self.missing == "drop":
                 keep = ~nan_rows
+                warnings.warn(f"dataset '{ds.name}': {int(nan_rows.sum())} of {len(y)} rows "
+                              "with missing values dropped", DataWarning, stacklevel=2)
                 X, y = X[keep], y[keep]
                 split = None if split is None else split[keep]
             elif not self.per_fold:

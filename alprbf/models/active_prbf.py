@@ -160,6 +160,10 @@ class ActivePRBFLearner(Learner):
         net = getattr(self, "network_", None)
         return None if net is None else int(net.n_components)
 
+    def presplit_size(self) -> int | None:
+        """Nodes of the unsplit network (the same as :meth:`model_size`)."""
+        return self.model_size()
+
     @property
     def split_size_(self) -> int:
         self._check_fitted()

@@ -11,7 +11,8 @@ because the same object is fitted again after each query.
 ``predict_proba(X)`` must return shape ``(n, K)`` over *all* ``K`` classes, even the ones with no
 label yet.  Strategies ask for the pool rows through ``predict_proba_rows(X, rows)`` (or
 ``predict_log_proba_rows``) so a learner that already holds the posteriors of its training rows
-can return them.  ``model_size()`` returns the number of components / support vectors, or None.
+can return them.  ``model_size()`` returns the number of components / support vectors, or None;
+``presplit_size()`` the number of components before a final split (PRBF-split models), or None.
 
 A learner's config parameters are the keyword parameters of its ``__init__`` or, when it
 forwards them, of its ``params_from`` (an estimator factory or an options dataclass) or its
@@ -67,6 +68,10 @@ class Learner:
         return self.predict_proba(X[rows])
 
     def model_size(self) -> int | None:
+        return None
+
+    def presplit_size(self) -> int | None:
+        """Components of the network before its final split (None for models without one)."""
         return None
 
 

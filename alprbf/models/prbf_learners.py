@@ -14,7 +14,8 @@ the task is modelled:
 ``model_size()`` is the number of Gaussian components of the network used for prediction
 (after the split for the PRBF-split models).  001 Table III does not say whether its component
 counts are taken before or after the split; counting after it is our choice (the network that
-predicts), and :meth:`PRBFLearner.selected_components` gives the count before the split.
+predicts), and :meth:`PRBFLearner.presplit_size` gives the count before the split (the result
+column ``n_components_presplit``).
 Warm-started learners are in :mod:`alprbf.models.active_prbf`.
 """
 
@@ -77,12 +78,14 @@ class PRBFLearner(Learner):
             return None
         return int(self.estimator_.params_.n_components)
 
-    def selected_components(self) -> int | None:
-        """Components before the split (``n_components_`` of the estimator, e.g. the ``m``
-        chosen by the model selection), or None before the first labeled fit."""
-        if getattr(self, "estimator_", None) is None:
+    def presplit_size(self) -> int | None:
+        """Components of the network before the final split (equal to ``model_size()`` for
+        the networks that are not split), or None before the first labeled fit."""
+        est = getattr(self, "estimator_", None)
+        if est is None:
             return None
-        return int(getattr(self.estimator_, "n_components_", self.model_size()))
+        em = getattr(est, "em_params_", None)   # fixed-M EM networks keep the unsplit one
+        return int(em.n_components if em is not None else est.n_components_)
 
 
 class SupervisedPRBFLearner(PRBFLearner):

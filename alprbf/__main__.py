@@ -1,0 +1,5 @@
+"""``python -m alprbf``: the command line."""
+
+from .cli import main
+
+main()
