@@ -144,8 +144,14 @@ class Config:
         return d
 
     def digest(self) -> str:
-        """Stable hash of everything that determines the results."""
-        blob = json.dumps(self.to_dict(), sort_keys=True, default=str)
+        """Stable hash of everything that determines the results.
+
+        The reference file (published numbers) does not, and its absolute path would make the
+        digest depend on where the repository is checked out, so it is left out.
+        """
+        d = self.to_dict()
+        d.pop("reference")
+        blob = json.dumps(d, sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 

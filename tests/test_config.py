@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from alprbf.config import parse_config
+from alprbf.config import load_config, parse_config
 from alprbf.errors import UserError
 from alprbf.runner import plan
 
@@ -74,3 +76,15 @@ def test_scale_can_shrink_models_and_data():
     with pytest.raises(UserError, match="no model labelled 'bgi'"):
         parse_config({**BASE, "model": {"name": "svc", "label": "big"},
                       "scales": {"smoke": {"model_params": {"bgi": {"C": 1}}}}}).with_scale("smoke")
+
+
+def test_digest_does_not_depend_on_where_the_configs_are(tmp_path):
+    import shutil
+
+    root = Path(__file__).resolve().parents[1] / "configs"
+    shutil.copytree(root, tmp_path / "configs")
+    for name in ("table_000.yaml", "table_002.yaml"):
+        here = load_config(root / name)
+        there = load_config(tmp_path / "configs" / name)
+        assert here.reference != there.reference
+        assert here.digest() == there.digest()
