@@ -18,7 +18,7 @@ ifeq ($(origin ALPRBF_DATA_MIRROR),undefined)
   endif
 endif
 
-.PHONY: help install demo test lint bench tables table-000 table-001 table-002 clean
+.PHONY: help install demo test lint bench tables table-000 table-001 table-002 check-record clean
 
 help:  ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -64,5 +64,22 @@ $(foreach t,000 001 002,$(eval $(call TABLE,$(t))))
 
 tables: table-000 table-001 table-002  ## all three papers' tables
 
-clean:  ## remove results (keeps results/README.md)
-	find results -mindepth 1 ! -name README.md -exec rm -rf {} +
+# The drift guard: cheap, representative recorded tasks re-run and compared bit for bit with the
+# record (results/table-NNN-full/, tracked).  A table not recorded yet is said, not skipped
+# silently.  Entries end with ';', fields are config|record directory|--only patterns.
+RECORD_CHECKS := \
+  configs/table_001.yaml|results/table-001-full/table_001|--only 'iris__incremental_prbf_split__*' \
+    --only 'wine__incremental_prbf_split__*' --only 'new-thyroid__incremental_prbf_split__*'; \
+  configs/table_002.yaml|results/table-002-full/table_002|--only 'pima__*'; \
+  configs/table_000.yaml|results/table-000-full/table_000|--only 'segmentation__active_prbf_literal__posterior_ratio__r0__f0';
+
+check-record: install  ## re-run a cheap subset of the recorded tasks; fail if any row changed
+	@echo "$(RECORD_CHECKS)" | tr ';' '\n' | sed '/^ *$$/d' | \
+	while IFS='|' read -r cfg rec only; do \
+	  cfg=$$(echo $$cfg); \
+	  if [ ! -f "$$rec/run.json" ]; then echo "== $$rec: no record yet (nothing to check)"; continue; fi; \
+	  echo "== $$rec"; eval $(BIN)/alprbf check-record $$cfg $$rec $$only --jobs $(JOBS) || exit 1; \
+	done
+
+clean:  ## remove results (keeps results/README.md and the tracked record results/table-*-full)
+	find results -mindepth 1 -maxdepth 1 ! -name README.md ! -name 'table-*-full' -exec rm -rf {} +

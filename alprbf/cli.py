@@ -121,6 +121,33 @@ def compare(
     typer.echo(f"identical: {len(task_files(dir_a))} task files (timing columns aside)")
 
 
+@app.command("check-record")
+@user_errors
+def check_record(
+    config: Annotated[Path, typer.Argument(help="The config the record was made with.")],
+    record: Annotated[Path, typer.Argument(help="The recorded results directory.")],
+    only: Annotated[list[str], typer.Option(
+        help="Re-run the recorded tasks whose id matches this pattern; repeatable.")],
+    scale: Annotated[str, typer.Option(help="The scale the record was made at.")] = "full",
+    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Parallel workers.")] = 1,
+) -> None:
+    """Re-run some recorded tasks and compare them bit for bit with the record.
+
+    Exit 1 and list the tasks whose rows changed (timing columns aside).
+    """
+    from .config import load_config
+    from .record import check_record as check
+
+    checked, differences = check(load_config(config, scale=scale), record, only, jobs=jobs)
+    for d in differences:
+        typer.echo(f"changed: {d}")
+    if differences:
+        typer.echo(f"{len(differences)} of {len(checked)} re-run tasks differ from {record}; "
+                   "fix the change or re-record the table (README: reproduction record)")
+        raise typer.Exit(1)
+    typer.echo(f"{record}: {len(checked)} re-run tasks identical to the record")
+
+
 LIST_KINDS = ("datasets", "models", "strategies")
 
 

@@ -21,7 +21,7 @@ import hashlib
 import json
 import math
 import struct
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -267,8 +267,8 @@ class Difference:
         return f"{self.task_id}: {self.what}"
 
 
-def compare_results(dir_a: str | Path, dir_b: str | Path,
-                    ignore: Sequence[str] = ()) -> list[Difference]:
+def compare_results(dir_a: str | Path, dir_b: str | Path, ignore: Sequence[str] = (),
+                    tasks: Iterable[str] | None = None) -> list[Difference]:
     """Compare two results directories task file by task file, timing columns aside.
 
     Both directories must hold the same task ids; the files of a task must have the same
@@ -281,6 +281,9 @@ def compare_results(dir_a: str | Path, dir_b: str | Path,
         Results directories (each with a ``tasks/`` folder).
     ignore : sequence of str
         Further columns to leave out (e.g. a column that the older run did not write yet).
+    tasks : iterable of str, optional
+        Compare only these task ids (each must be in both directories); default: every task
+        of either directory.
 
     Returns
     -------
@@ -294,9 +297,12 @@ def compare_results(dir_a: str | Path, dir_b: str | Path,
         If a directory is not a results directory or a task file is unreadable.
     """
     files_a, files_b = _task_files_by_id(dir_a), _task_files_by_id(dir_b)
+    ids = files_a.keys() | files_b.keys() if tasks is None else set(tasks)
     out = []
-    for task_id in sorted(files_a.keys() | files_b.keys()):
-        if task_id not in files_b:
+    for task_id in sorted(ids):
+        if task_id not in files_a and task_id not in files_b:
+            out.append(Difference(task_id, "in neither directory"))
+        elif task_id not in files_b:
             out.append(Difference(task_id, f"only in {dir_a}"))
         elif task_id not in files_a:
             out.append(Difference(task_id, f"only in {dir_b}"))
