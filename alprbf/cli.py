@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated
+from . import cpu
 
-import typer
+cpu.pin_kernels()   # before anything imports NumPy: the same rows on every x86-64 machine
 
-from .cli_common import check_choice, run_app, user_errors
-from .errors import UserError
+from pathlib import Path  # noqa: E402
+from typing import Annotated  # noqa: E402
+
+import typer  # noqa: E402
+
+from .cli_common import check_choice, run_app, user_errors  # noqa: E402
+from .errors import UserError  # noqa: E402
 
 app = typer.Typer(no_args_is_help=True, add_completion=False,
                   help="Reproducible pool-based active-learning benchmarks for PRBF networks.",

@@ -38,6 +38,7 @@ import numpy as np
 from . import __version__
 from .checkpoint import checkpoint_file
 from .config import Config
+from .cpu import kernel_report
 from .datasets import DATASETS, Dataset
 from .errors import DataWarning, UserError
 from .execution import (
@@ -171,6 +172,7 @@ def write_metadata(cfg: Config, out: Path, datasets: dict[str, Dataset], tasks: 
                      for label, ds in datasets.items()},
         "seed": cfg.protocol.seed,
         "seeding": "numpy SeedSequence(seed, spawn_key=sha256-derived words of the task identity)",
+        "kernels": kernel_report(),
         "task_seeds": {t.task_id: {k: v for k, v in task_seeds(t, cfg.protocol).items()
                                    if k != "strategy_seed"} for t in tasks},
     }

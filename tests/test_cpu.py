@@ -1,0 +1,50 @@
+"""The command line pins the CPU kernels before NumPy loads (alprbf/cpu.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+
+import pytest
+
+from alprbf import cpu
+
+PROBE = ("import json, os, alprbf.cli, numpy; from alprbf.cpu import kernel_report; "
+         "print(json.dumps(kernel_report()))")
+
+pytestmark = pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"),
+                                reason="kernel pinning applies to x86-64 only")
+
+
+def _probe(**env) -> dict:
+    full = {k: v for k, v in os.environ.items()
+            if k not in (*cpu.PINNED, cpu.OPT_OUT)}
+    full.update(env)
+    out = subprocess.run([sys.executable, "-c", PROBE], env=full, capture_output=True,
+                         text=True, check=True)
+    return json.loads(out.stdout)
+
+
+def test_the_command_line_pins_both_libraries():
+    report = _probe()
+    assert report["pinned"] is True
+    assert report["OPENBLAS_CORETYPE"] == "Haswell"
+    assert report["NPY_DISABLE_CPU_FEATURES"] == cpu.PINNED["NPY_DISABLE_CPU_FEATURES"]
+    assert all(b.lower().endswith("haswell") for b in report["blas"]), report["blas"]
+
+
+def test_opt_out_and_user_values_are_respected():
+    native = _probe(ALPRBF_NATIVE_KERNELS="1")
+    assert native["pinned"] is False and native["OPENBLAS_CORETYPE"] is None
+    mine = _probe(OPENBLAS_CORETYPE="SandyBridge")
+    assert mine["OPENBLAS_CORETYPE"] == "SandyBridge" and mine["pinned"] is False
+    assert all(b.lower().endswith("sandybridge") for b in mine["blas"])
+
+
+def test_too_late_once_numpy_is_loaded():
+    import numpy  # noqa: F401  (pytest has loaded it already)
+
+    assert cpu.pin_kernels() is False
