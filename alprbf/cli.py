@@ -19,6 +19,15 @@ app = typer.Typer(no_args_is_help=True, add_completion=False,
                   pretty_exceptions_enable=False)
 
 
+def _check_reference(cfg) -> None:
+    """Every row of the config's reference file must map to a method and data set of it."""
+    if cfg.reference:
+        from .report import check_reference
+
+        check_reference(cfg.reference, [f"{m.label} / {s.label}" for m, s in cfg.methods],
+                        [d.label for d in cfg.datasets])
+
+
 @app.command()
 @user_errors
 def run(
@@ -51,6 +60,7 @@ def run(
 
     check_choice(backend, BACKENDS, "--backend")
     cfg = load_config(config, scale=scale)
+    _check_reference(cfg)
     try:
         summary = run_experiment(cfg, out, jobs=jobs, backend=backend, scheduler=scheduler,
                                  force=force, progress=not quiet, only=only,
@@ -197,6 +207,7 @@ def validate(
     from .runner import validate as check
 
     cfg = load_config(config, scale=scale)
+    _check_reference(cfg)
     datasets = load_datasets(cfg)
     check(cfg, datasets)
     tasks = plan(cfg)

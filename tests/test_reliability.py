@@ -277,3 +277,15 @@ def test_a_directory_mixing_two_configs_is_refused_by_the_report(tmp_path):
         (out / "tasks" / p.name).write_bytes(p.read_bytes())
     refused(["report", str(out), "--out", str(tmp_path / "rep")], "mixes the results of two "
             "configs", stray.name)
+
+
+# ----------------------------------------------------------------- 2. references map to methods
+
+def test_a_reference_row_without_a_method_is_refused_by_validate_and_run(tmp_path):
+    ref = tmp_path / "ref.csv"
+    ref.write_text("dataset,method,metric,mean,std,source\n"
+                   "iris,gaussian_nb,error_at_budget,5.0,1.0,made up\n"
+                   "iris,svm_nobody,error_at_budget,4.0,1.0,made up\n")
+    text = TINY.format(name="r", dataset="{name: iris}", model="gaussian_nb")
+    cfg = config(tmp_path, name="r", text=text + f"reference: {ref}\n")
+    refused_by_validate_and_run(tmp_path, cfg, "reference file", "line 3", "svm_nobody")

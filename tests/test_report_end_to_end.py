@@ -52,7 +52,8 @@ def test_full_report(experiment):
     _no_silent_nan(paths)
 
     # error at budget: recompute from the Parquet rows independently
-    rows = pd.concat([pq.read_table(p).to_pandas() for p in (experiment / "tasks").glob("*")])
+    rows = pd.concat([pq.read_table(p).to_pandas()
+                      for p in (experiment / "tasks").glob("*.parquet")])
     last = rows[rows["iteration"] == rows["iteration"].max()]
     sel = last[(last["dataset"] == "alpha") & (last["model"] == "nb")]
     want = 100 * sel["test_error"].to_numpy()
@@ -69,12 +70,12 @@ def test_full_report(experiment):
     assert f"{want.mean() - 20.0:+.2f}" in md
     ref_md = (out / "reference.md").read_text()
     assert "made-up table" in ref_md
-    assert "unmatched: dataset 'zeta' is not in the results" in ref_md
+    assert "unmapped: dataset 'zeta' is not in the config" in ref_md
     ref_csv = pd.read_csv(out / "reference.csv")
     rp = pd.read_csv(out / "rp.csv").set_index("dataset")
     ours = rp.loc["beta", "svm / uncertainty"]
     assert rp.loc["Rank"].sum() == pytest.approx(3 * 4 / 2)
-    assert rp.loc["Wins"].sum() == pytest.approx(3)
+    assert rp.loc["Wins"].sum() == pytest.approx(5, rel=1e-5)
     row = ref_csv[ref_csv["metric"] == "rp_accuracy"].iloc[0]
     assert row["diff"] == pytest.approx(ours - 90.0, rel=1e-5)
 
@@ -100,9 +101,9 @@ def test_formats_and_out_dir(experiment, tmp_path):
     assert all(p.is_relative_to(out) for p in paths)
     assert not list(out.glob("*.tex")) and (out / "aulc.csv").exists()
     stats_csv = pd.read_csv(out / "rp_stats.csv").set_index("statistic")["value"]
-    k, n = 3, 3
+    k, n = 3, 5
     assert stats_csv["critical difference CD"] == pytest.approx(3.0 * np.sqrt(k * (k + 1)
-                                                                              / (6 * n)))
+                                                                              / (6 * n)), rel=1e-5)
     aulc = pd.read_csv(out / "aulc.csv")
     assert (aulc[aulc["method"] == "nb / uncertainty"]["aulc"] == 0).all()
     assert "Baseline for AULC and DUR: `nb / uncertainty`" in (out / "report.md").read_text()
@@ -126,8 +127,8 @@ def test_single_dataset_and_no_baseline(tmp_path):
                                methods=(("svm", "uncertainty"), ("nb", "uncertainty")))
     paths = build_report(exp)
     index = (exp / "report" / "report.md").read_text()
-    assert "Friedman test, Nemenyi post-hoc and CD diagram skipped: needs at least 2 " \
-           "datasets" in index
+    assert "Significance tests (Wilcoxon, or Friedman with Nemenyi and the CD diagram) " \
+           "skipped: needs at least 5 datasets with results for every method, found 1" in index
     assert "AULC and DUR skipped: no baseline given and no method uses strategy `random`" \
         in index
     assert not (exp / "report" / "cd_diagram.png").exists()
@@ -227,8 +228,9 @@ def test_methods_filter_keeps_only_matching_methods(experiment, tmp_path):
         assert row["mean"] == pytest.approx(full.loc[(d, f"svm / {m}"), "mean"])
     for name in ("error_at_budget", "rp", "cost"):
         assert "nb" not in (tmp_path / "svm" / f"{name}.md").read_text()
-    # the paper's row for nb is still listed, as unmatched
-    assert "unmatched: 'nb' matches no method" in (tmp_path / "svm" / "reference.md").read_text()
+    # the paper's row for nb is still listed: its method was left out by --methods
+    ref = (tmp_path / "svm" / "reference.md").read_text()
+    assert "| alpha | nb | error_at_budget | 20.000 (1.000) | n/a | n/a | not selected |" in ref
     assert paths[0] == tmp_path / "svm" / "report.md"
     assert (tmp_path / "svm" / "learning_curves.png").exists()
 

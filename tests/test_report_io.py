@@ -115,12 +115,13 @@ def test_match_reference_normalises_names(tmp_path):
                   "waveform,qbc,error_at_budget,21.2,2.4,s\n"
                   "pen_based_digits,svm,error_at_budget,1,,s\n"))
     lab = _labels([("prbf", "qbc"), ("prbf", "posterior_ratio")])
-    m = io.match_reference(ref, lab, ["pen_based_digits"])
+    m = io.match_reference(ref, lab, {("pen_based_digits", "qbc"),
+                                      ("pen_based_digits", "posterior_ratio")})
     assert m["our_dataset"].tolist()[0] == "pen_based_digits"
     assert m["our_method"].tolist()[0] == "qbc"
-    assert m["our_method"].isna().tolist() == [False, True, True]
-    assert "not in the results" in m["match_note"][1]
-    assert "matches no method" in m["match_note"][2]
+    assert m["status"].tolist() == ["ok", "unmapped", "unmapped"]
+    assert "not in the config" in m["note"][1]
+    assert "matches no method" in m["note"][2]
 
 
 def test_shipped_reference_files_are_valid():

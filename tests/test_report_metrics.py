@@ -20,7 +20,8 @@ def rows(curves: dict, n0: int = 10, step: int = 10) -> pd.DataFrame:
                         "n_labeled": n0 + step * it, "test_accuracy": te, "test_error": 1 - te,
                         "train_accuracy": tr, "fit_seconds": 0.5 * (it + 1),
                         "query_seconds": 0.0 if it == 0 else 0.3,
-                        "queried": [] if it == 0 else [1, 2], "model_size": 2 + f})
+                        "eval_seconds": 0.1, "queried": [] if it == 0 else [1, 2],
+                        "model_size": 2 + f, "n_components_presplit": 1 + f})
     return pd.DataFrame(out)
 
 
@@ -167,3 +168,18 @@ def test_cost_summary_by_hand():
     # 3 query rows of 0.3 s, 2 labels each
     assert c["query_seconds_per_label"] == pytest.approx(0.9 / 6)
     assert c["components"] == pytest.approx(2.5)  # model_size 2 + fold
+    assert c["components_presplit"] == pytest.approx(1.5)  # 1 + fold
+    # fit + query + evaluation: fold 0: 3 + 0.6 + 0.3, fold 1: 1.5 + 0.3 + 0.2
+    assert c["eval_seconds_per_query"] == pytest.approx(0.1)
+    assert c["total_time_s"] == pytest.approx((3.9 + 2.0) / 2)
+    assert c["total_time_s_std"] == pytest.approx(np.std([3.9, 2.0], ddof=1))
+
+
+def test_cost_summary_without_the_newer_columns():
+    d = rows({("ds", "m", 0): [(0.5, 0), (0.6, 0)]}).drop(
+        columns=["eval_seconds", "n_components_presplit"]).assign(task_id="t")
+    c = metrics.cost_summary(d).iloc[0]
+    assert c["eval_seconds_per_query"] == 0.0
+    assert c["total_time_s"] == pytest.approx(0.5 + 1.0 + 0.3)
+    assert np.isnan(c["components_presplit"])
+    assert metrics.tasks_lacking(d, "eval_seconds") == ["t"]

@@ -7,18 +7,23 @@ Definitions of every measure: ``alprbf/report/DEFINITIONS.md``.
 Output layout
 -------------
 ``results_root`` may be one experiment directory (it has ``tasks/``) or a directory of
-experiment directories.  Default ``out_dir`` is ``<results_root>/report``.
+experiment directories.  Default ``out_dir`` is ``<results_root>/report``.  An output
+directory that cannot be created or written (a read-only results directory, a path under a
+regular file) is a :class:`~alprbf.errors.UserError` before anything is written.
 
 * one experiment: everything goes to ``out_dir`` (``report.md`` is the index);
-* several: each experiment gets ``out_dir/<experiment>/`` with its own ``report.md`` and
-  ``out_dir/report.md`` links to them.
+* several: each experiment gets ``out_dir/<dir>/`` with its own ``report.md``, where ``<dir>``
+  is the name of the experiment's directory, or its path below ``results_root`` (``/`` as
+  ``__``) when two experiment directories share a name; ``out_dir/report.md`` links to them.
 
 Per experiment: ``report.md``; tables ``error_at_budget``, ``rp``, ``rp_stats``, ``nemenyi``,
 ``aulc``, ``dur``, ``cost``, ``reference`` (each as ``.md``, ``.csv``, ``.tex`` per
-``formats``); figures ``learning_curves.{png,pdf}`` and ``cd_diagram.{png,pdf}``.  Parts that do
-not apply are skipped with a note in ``report.md`` (no Friedman test with fewer than two
-datasets or methods, no AULC/DUR without a baseline or without queries, no ``reference`` table
-without a reference file).
+``formats``), ``error_at_budget_paper.tex`` (the compact paper-style table, with ``tex``);
+figures ``learning_curves.{png,pdf}`` and ``cd_diagram.{png,pdf}``.  Parts that do not apply
+are skipped with a note in ``report.md`` (no learning curves without queries, no test below
+:data:`alprbf.report.stats.MIN_DATASETS` datasets, Wilcoxon instead of Friedman / Nemenyi /
+CD for two methods, no AULC/DUR without a baseline or without queries, no ``reference``
+table without a reference file).
 
 Methods.  ``methods`` keeps only the methods whose ``"model / strategy"`` matches one of the
 given shell patterns (``fnmatch``, case-sensitive), e.g. the paper's two methods of seed 000
@@ -34,18 +39,21 @@ DUR are skipped with a note.
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from ..errors import UserError
-from . import metrics, plots, stats, tables
+from ..errors import UserError, unknown_name
+from . import metrics, plots, reference, stats, tables
 from .io import (
     Experiment,
     add_method_column,
+    check_reference,
     find_experiments,
     load_experiment,
     load_reference,
@@ -55,10 +63,29 @@ from .io import (
     resolve_method,
 )
 
-__all__ = ["build_report", "load_results", "load_reference", "REPORT_FORMATS", "RP_MEASURES"]
+__all__ = ["build_report", "check_reference", "load_results", "load_reference",
+           "REPORT_FORMATS", "RP_MEASURES"]
 
 REPORT_FORMATS = tables.FORMATS
 RP_MEASURES = metrics.RP_MEASURES
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """The choices of one ``build_report`` call that every experiment's report shares."""
+
+    baseline: str | None = None
+    formats: tuple[str, ...] = REPORT_FORMATS
+    alpha: float = 0.10
+    q_alpha: float | None = None
+    rp_measure: str = "train_best"
+    reference: pd.DataFrame | None = None
+    window: float = 0.2
+    methods: tuple[str, ...] = ()
+
+    def selected(self, full_label: str) -> bool:
+        """Whether ``--methods`` keeps the method ``"model / strategy"``."""
+        return not self.methods or any(fnmatchcase(full_label, p) for p in self.methods)
 
 
 def build_report(results_root: str | Path, out_dir: str | Path | None = None,
@@ -79,7 +106,7 @@ def build_report(results_root: str | Path, out_dir: str | Path | None = None,
     formats : sequence of {"md", "csv", "tex"}
         Table formats.  ``report.md`` and the PNG/PDF figures are always written.
     alpha : float
-        Significance level of the Friedman test and of the Nemenyi critical difference.
+        Significance level of the tests and of the Nemenyi critical difference.
     q_alpha : float, optional
         Critical value for the CD instead of ``studentized_range.ppf(1 - alpha, k, inf)/sqrt(2)``.
     rp_measure : {"train_best", "final"}
@@ -101,42 +128,92 @@ def build_report(results_root: str | Path, out_dir: str | Path | None = None,
     ------
     UserError
         Missing or invalid results, unknown format / RP measure / baseline, bad alpha or q_alpha,
-        a ``methods`` pattern that matches nothing.
+        a ``methods`` pattern that matches nothing, an output directory that cannot be written.
     """
-    formats = _check_args(formats, alpha, q_alpha, rp_measure, window)
+    opts = ReportOptions(baseline, _check_args(formats, alpha, q_alpha, rp_measure, window),
+                         alpha, q_alpha, rp_measure,
+                         load_reference(reference) if reference is not None else None, window,
+                         tuple(methods or ()))
     root = Path(results_root)
     experiments = find_experiments(root)
     out = Path(out_dir) if out_dir is not None else root / "report"
-    ref = load_reference(reference) if reference is not None else None
-    frames = [(e, load_experiment(e)) for e in experiments]
-    frames = [(e, d) for e, d in frames if not d.empty]
+    frames = [(e, d) for e in experiments if not (d := load_experiment(e)).empty]
     if not frames:
         raise UserError(f"the result files under {root} contain no rows")
-    if methods:
-        frames = select_methods(frames, methods)
+    plans = {e.path: _plan(e, d) for e, d in frames}
+    if opts.methods:
+        frames = select_methods(frames, opts.methods)
     if baseline is not None and not any(
             resolve_method(baseline, method_labels(d))[0] for _, d in frames):
         _, why = resolve_method(baseline, method_labels(frames[0][1]))
         raise UserError(f"baseline {why}")
-    single = (root / "tasks").is_dir() and len(frames) == 1
-    written: list[Path] = []
-    if single:
-        e, d = frames[0]
-        written += _experiment_report(e, d, out, baseline, formats, alpha, q_alpha, rp_measure,
-                                      ref, window)
-        return written
+    _check_writable(out, explicit=out_dir is not None)
+    try:
+        if (root / "tasks").is_dir() and len(frames) == 1:
+            e, d = frames[0]
+            return _experiment_report(e, d, out, opts, plans[e.path])
+        return _several_reports(root, frames, out, opts, plans)
+    except OSError as exc:
+        raise UserError(f"cannot write the report to {out}: {exc}") from None
+
+
+def _plan(exp: Experiment, rows: pd.DataFrame) -> pd.DataFrame:
+    """The methods of the experiment's config (``run.json``), else those of all its rows."""
+    plan = exp.config_methods()
+    return method_labels(rows) if plan is None else plan
+
+
+def _several_reports(root: Path, frames: list[tuple[Experiment, pd.DataFrame]], out: Path,
+                     opts: ReportOptions, plans: dict[Path, pd.DataFrame]) -> list[Path]:
+    """One report per experiment in its own folder, and an index linking them."""
+    names = output_names([e for e, _ in frames], root)
     index = ["# alprbf report", ""]
-    for e, d in frames:
-        sub = out / _safe(e.name)
-        paths = _experiment_report(e, d, sub, baseline, formats, alpha, q_alpha, rp_measure,
-                                   ref, window)
-        written += paths
-        index.append(f"- [{e.name}]({_safe(e.name)}/report.md): {d['dataset'].nunique()} "
-                     f"dataset(s), {len(method_labels(d))} method(s), {d['task_id'].nunique()} "
-                     "task(s)")
+    written: list[Path] = []
+    for (e, d), name in zip(frames, names, strict=True):
+        written += _experiment_report(e, d, out / name, opts, plans[e.path])
+        index.append(f"- [{e.name}]({name}/report.md) (`{e.path}`): "
+                     f"{d['dataset'].nunique()} dataset(s), {len(method_labels(d))} method(s), "
+                     f"{d['task_id'].nunique()} task(s)")
     top = out / "report.md"
     top.write_text("\n".join(index) + "\n")
     return [top, *written]
+
+
+def output_names(experiments: Sequence[Experiment], root: Path) -> list[str]:
+    """Distinct output folder names: the experiment directory's name, or, where two share it,
+    its path below ``root`` with ``/`` written ``__`` (a counter as a last resort)."""
+    base = [_safe(e.path.name) for e in experiments]
+    names = [b if base.count(b) == 1 else _safe("__".join(_relative_parts(e.path, root)))
+             for b, e in zip(base, experiments, strict=True)]
+    seen: dict[str, int] = {}
+    out = []
+    for n in names:
+        seen[n] = seen.get(n, 0) + 1
+        out.append(n if seen[n] == 1 else f"{n}-{seen[n]}")
+    return out
+
+
+def _relative_parts(path: Path, root: Path) -> tuple[str, ...]:
+    try:
+        parts = path.resolve().relative_to(root.resolve()).parts
+    except ValueError:
+        parts = path.parts
+    return parts or (path.resolve().name,)
+
+
+def _check_writable(out: Path, explicit: bool) -> None:
+    """Create ``out`` and write a probe file in it, or raise a one-line UserError."""
+    hint = "choose another --out" if explicit else "pass --out DIR to write the report elsewhere"
+    if out.exists() and not out.is_dir():
+        raise UserError(f"cannot write the report to {out}: it is a file, not a directory; "
+                        f"{hint}")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=out, prefix=".alprbf-report-"):
+            pass
+    except OSError as exc:
+        raise UserError(f"cannot write the report to {out}: {exc.strerror or exc}; {hint}"
+                        ) from None
 
 
 def select_methods(frames: list[tuple[Experiment, pd.DataFrame]], patterns: Sequence[str]
@@ -176,14 +253,12 @@ def _check_args(formats, alpha, q_alpha, rp_measure, window) -> tuple[str, ...]:
         formats = [f.strip() for f in formats.split(",") if f.strip()]
     for f in formats:
         if f not in REPORT_FORMATS:
-            from ..errors import unknown_name
             raise unknown_name("report format", f, REPORT_FORMATS)
     if not 0.0 < alpha < 1.0:
         raise UserError(f"alpha must be between 0 and 1 (exclusive), got {alpha}")
     if q_alpha is not None and not q_alpha > 0:
         raise UserError(f"q_alpha must be positive, got {q_alpha}")
     if rp_measure not in RP_MEASURES:
-        from ..errors import unknown_name
         raise unknown_name("RP measure", rp_measure, RP_MEASURES)
     if not 0.0 < window <= 1.0:
         raise UserError(f"DUR window must be in (0, 1], got {window}")
@@ -211,7 +286,7 @@ def _choose_baseline(baseline: str | None, labels: pd.DataFrame) -> tuple[str | 
 def _incomplete_cells(exp: Experiment, df: pd.DataFrame) -> list[str]:
     """``dataset / method n/planned`` for grid cells with fewer tasks than folds x repetitions
     (a run stopped early, or started with ``--only``)."""
-    proto = (exp.meta.get("config") or {}).get("protocol") or {}
+    proto = exp.config.get("protocol") or {}
     try:
         planned = int(proto["folds"]) * int(proto.get("repetitions", 1))
     except (KeyError, TypeError, ValueError):
@@ -220,104 +295,176 @@ def _incomplete_cells(exp: Experiment, df: pd.DataFrame) -> list[str]:
     return [f"{d} / {m} {n}/{planned}" for (d, m), n in found.items() if n < planned]
 
 
-def _experiment_report(exp: Experiment, rows: pd.DataFrame, out: Path, baseline: str | None,
-                       formats, alpha, q_alpha, rp_measure, ref, window) -> list[Path]:
+@dataclass
+class _Parts:
+    """What one experiment's report collects before it is written."""
+
+    notes: list[str] = field(default_factory=list)
+    tables: list[tables.Table] = field(default_factory=list)
+    figures: list[tuple[str, list[Path]]] = field(default_factory=list)
+    extra: list[Path] = field(default_factory=list)  # files written beside the tables
+
+
+def _experiment_report(exp: Experiment, rows: pd.DataFrame, out: Path, opts: ReportOptions,
+                       plan: pd.DataFrame) -> list[Path]:
+    """Write one experiment's report to ``out``; ``plan`` holds the config's methods."""
     out.mkdir(parents=True, exist_ok=True)
     df = add_method_column(rows)
     labels = method_labels(rows)
-    notes: list[str] = []
-    made: list[tables.Table] = []
-    figures: list[tuple[str, list[Path]]] = []
-    ours = []  # long frame of our measures for the reference comparison
+    parts = _Parts()
     incomplete = _incomplete_cells(exp, df)
     if incomplete:
-        notes.append("Incomplete cells (tasks found / planned; their means and stds use the "
-                     "tasks found): " + ", ".join(incomplete) + ".")
-
-    # ---- learning curves and error at budget
-    err_curves = metrics.curve_stats(df, "test_error")
-    figures.append(("Learning curves (test error, mean ± 1 std over folds x repetitions)",
-                    plots.learning_curves(err_curves, out / "learning_curves")))
+        parts.notes.append("Incomplete cells (tasks found / planned; their means and stds use "
+                           "the tasks found): " + ", ".join(incomplete) + ".")
     err = metrics.error_at_budget(df)
-    ours.append(err.assign(metric="error_at_budget"))
-    ours.append(err.assign(metric="accuracy_at_budget", mean=100.0 - err["mean"]))
-
-    # ---- references
-    if ref is None and exp.reference_path is not None:
-        ref_exp = load_reference(exp.reference_path)
-        notes.append(f"Published reference values from `{exp.reference_path.name}`.")
-    else:
-        ref_exp = ref
-    matched = None
-    if ref_exp is not None:
-        matched = match_reference(ref_exp, labels, sorted(df["dataset"].unique()))
-        n_un = int(matched["our_method"].isna().sum())
-        if n_un:
-            notes.append(f"{n_un} reference row(s) match no result; see the reference table.")
-    made.append(tables.error_at_budget_table(err, matched))
-
-    # ---- RP
-    scores = metrics.rp_scores(df, rp_measure)
-    ours.append(scores.assign(metric="rp_accuracy"))
-    if rp_measure == "train_best" and df["train_accuracy"].isna().any():
-        notes.append("Some rows lack train_accuracy; RP ignores them (a curve without any uses "
-                     "its last row).")
-    wide = scores.pivot(index="dataset", columns="method", values="mean").dropna()
-    comparison, skipped = None, ""
-    if wide.shape[0] < 2:
-        skipped = f"needs at least 2 datasets with results for every method, found {wide.shape[0]}"
-    elif wide.shape[1] < 2:
-        skipped = f"needs at least 2 methods, found {wide.shape[1]}"
-    else:
-        comparison = stats.compare(wide, True, alpha, q_alpha)
-        figures.append((f"Critical-difference diagram (RP, α = {alpha:g})",
-                        plots.cd_diagram(comparison, out / "cd_diagram")))
-    if skipped:
-        notes.append(f"Friedman test, Nemenyi post-hoc and CD diagram skipped: {skipped}.")
-    made += tables.rp_tables(scores, comparison, rp_measure, skipped)
-
-    # ---- AULC and DUR
-    base, note = _choose_baseline(baseline, labels)
-    notes.append(note)
-    if base is not None:
-        acc_curves = metrics.curve_stats(df, "test_accuracy")
-        if acc_curves.groupby(["dataset", "method"]).size().max() < 2:
-            notes.append("AULC and DUR skipped: the curves have a single point (no queries).")
-        else:
-            vb = metrics.versus_baseline(acc_curves, base, window)
-            made += tables.versus_baseline_tables(vb, base)
-            flag = ["" if r else "target not reached" for r in vb["dur_reached"]]
-            ours.append(vb.assign(metric="aulc", mean=vb["aulc"], std=float("nan")))
-            ours.append(vb.assign(metric="dur", mean=vb["dur"], std=float("nan"), flag=flag))
-            ours.append(vb.assign(metric="dur_labels", mean=vb["dur_labels"], std=float("nan"),
-                                  flag=flag))
-            ours.append(vb.assign(metric="dur_target", mean=vb["dur_target"], std=float("nan")))
-
-    # ---- cost
+    scores = metrics.rp_scores(df, opts.rp_measure)
     cost = metrics.cost_summary(df)
-    made.append(tables.cost_table(cost))
-    for m, s in (("train_time_s", "train_time_s_std"), ("components", "components_std"),
-                 ("fit_seconds_per_query", None)):
-        ours.append(cost.assign(metric=m, mean=cost[m],
-                                std=cost[s] if s else float("nan")))
+    base, note = _choose_baseline(opts.baseline, labels)
+    parts.notes.append(note)
+    acc_curves = metrics.curve_stats(df, "test_accuracy")
+    vb = _versus_baseline(acc_curves, base, opts.window, parts)
+    cells = _reference_cells(exp, df, labels, plan, _ours_long(err, scores, vb, cost), opts,
+                             parts)
+    published = _published_errors(cells)
 
-    if matched is not None:
-        cols = ["dataset", "method", "metric", "mean", "std", "flag"]
-        long = pd.concat([o.assign(flag=o["flag"] if "flag" in o else "")[cols] for o in ours],
-                         ignore_index=True)
-        made.append(tables.reference_table(matched, long))
+    _learning_curves(df, out, published, parts)
+    parts.tables.append(tables.error_at_budget_table(err, published))
+    _ranked_performance(scores, out, opts, parts)
+    if opts.rp_measure == "train_best" and df["train_accuracy"].isna().any():
+        parts.notes.append("Some rows lack train_accuracy; RP ignores them (a curve without "
+                           "any uses its last row).")
+    if vb is not None:
+        parts.tables += tables.versus_baseline_tables(vb, base)
+    parts.tables.append(tables.cost_table(cost, _cost_notes(df)))
+    if cells is not None:
+        parts.tables.append(tables.reference_table(cells, reference.summary(cells)))
+    if "tex" in opts.formats:
+        paper = out / "error_at_budget_paper.tex"
+        paper.write_text(tables.paper_latex(err))
+        parts.extra.append(paper)
 
     written: list[Path] = []
-    for t in made:
-        written += tables.write_table(t, out, formats)
-    written += [p for _, ps in figures for p in ps]
+    for t in parts.tables:
+        written += tables.write_table(t, out, opts.formats)
+    written += [p for _, ps in parts.figures for p in ps] + parts.extra
     index = out / "report.md"
-    index.write_text(_index_md(exp, rows, labels, notes, made, figures, formats, out))
+    index.write_text(_index_md(exp, rows, labels, parts, opts.formats, out))
     return [index, *written]
 
 
-def _index_md(exp, rows, labels, notes, made, figures, formats, out) -> str:
-    cfg = exp.meta.get("config") or {}
+def _versus_baseline(acc_curves: pd.DataFrame, base: str | None, window: float,
+                     parts: _Parts) -> pd.DataFrame | None:
+    """AULC and DUR against ``base`` (None, with a note, when they do not apply)."""
+    if base is None:
+        return None
+    if acc_curves.groupby(["dataset", "method"]).size().max() < 2:
+        parts.notes.append("AULC and DUR skipped: the curves have a single point (no queries).")
+        return None
+    return metrics.versus_baseline(acc_curves, base, window)
+
+
+def _ours_long(err: pd.DataFrame, scores: pd.DataFrame, vb: pd.DataFrame | None,
+               cost: pd.DataFrame) -> pd.DataFrame:
+    """Our measures as one long frame ``dataset, method, metric, mean, std, flag``."""
+    ours = [err.assign(metric="error_at_budget"),
+            err.assign(metric="accuracy_at_budget", mean=100.0 - err["mean"]),
+            scores.assign(metric="rp_accuracy")]
+    if vb is not None:
+        flag = ["" if r else "target not reached" for r in vb["dur_reached"]]
+        for m, col in (("aulc", "aulc"), ("dur", "dur"), ("dur_labels", "dur_labels"),
+                       ("dur_target", "dur_target")):
+            ours.append(vb.assign(metric=m, mean=vb[col], std=np.nan,
+                                  flag=flag if m in ("dur", "dur_labels") else ""))
+    for m in ("train_time_s", "total_time_s", "components", "components_presplit",
+              "fit_seconds_per_query"):
+        std = f"{m}_std"
+        ours.append(cost.assign(metric=m, mean=cost[m],
+                                std=cost[std] if std in cost else np.nan))
+    cols = ["dataset", "method", "metric", "mean", "std", "flag"]
+    return pd.concat([o.assign(flag=o["flag"] if "flag" in o else "")[cols] for o in ours],
+                     ignore_index=True)
+
+
+def _reference_cells(exp: Experiment, df: pd.DataFrame, labels: pd.DataFrame,
+                     plan: pd.DataFrame, ours: pd.DataFrame, opts: ReportOptions,
+                     parts: _Parts) -> pd.DataFrame | None:
+    """Every published cell's readings with verdicts (None without a reference file)."""
+    ref = opts.reference
+    if ref is None and exp.reference_path is not None:
+        ref = load_reference(exp.reference_path)
+        parts.notes.append(f"Published reference values from `{exp.reference_path.name}`.")
+    if ref is None:
+        return None
+    present = set(map(tuple, df[["dataset", "method"]].drop_duplicates().to_numpy()))
+    matched = match_reference(ref, labels, present, plan, exp.config_datasets(),
+                              opts.selected)
+    cells = reference.compare(ref, matched, ours)
+    parts.notes += [f"Published values: {line}." for line in reference.summary(cells)]
+    unmapped = cells.loc[cells["verdict"] == "unmapped", "name"].unique()
+    if len(unmapped):
+        parts.notes.append("Reference names that match no method or dataset of the config "
+                           "(`alprbf validate` refuses them): " + ", ".join(unmapped) + ".")
+    return cells
+
+
+def _published_errors(cells: pd.DataFrame | None) -> pd.DataFrame | None:
+    """Primary readings of published ``error_at_budget`` cells that have a result of ours."""
+    if cells is None:
+        return None
+    hit = cells[cells["primary"] & (cells["metric"] == "error_at_budget")
+                & (cells["our_method"] != "")]
+    return hit.assign(method=hit["our_method"], mean=hit["ref_mean"], std=hit["ref_std"])
+
+
+def _learning_curves(df: pd.DataFrame, out: Path, published: pd.DataFrame | None,
+                     parts: _Parts) -> None:
+    """The learning-curve figure of the cells with queries; notes for what it leaves out."""
+    curves = metrics.curve_stats(df, "test_error")
+    size = curves.groupby(["dataset", "method"])["queries"].transform("size")
+    drawn = curves[size >= 2]
+    if drawn.empty:
+        parts.notes.append("Learning curves not drawn: no method queried a label (supervised "
+                           "cross-validation, budget 0); see the error at the budget.")
+        return
+    left_out = sorted(set(curves["dataset"]) - set(drawn["dataset"]))
+    if left_out:
+        parts.notes.append("Learning curves leave out " + ", ".join(left_out)
+                           + ": no method queried a label there.")
+    title = "Learning curves (test error, mean ± 1 std over folds x repetitions"
+    title += "; ★ published value)" if published is not None and len(published) else ")"
+    parts.figures.append((title, plots.learning_curves(drawn, out / "learning_curves",
+                                                       published=published)))
+
+
+def _ranked_performance(scores: pd.DataFrame, out: Path, opts: ReportOptions,
+                        parts: _Parts) -> None:
+    """RP tables, the test that fits the number of methods, and the CD diagram."""
+    wide = scores.pivot(index="dataset", columns="method", values="mean").dropna()
+    result, skipped = stats.significance(wide, True, opts.alpha, opts.q_alpha)
+    if skipped:
+        parts.notes.append(f"Significance tests (Wilcoxon, or Friedman with Nemenyi and the "
+                           f"CD diagram) skipped: {skipped}.")
+    elif isinstance(result, stats.PairedComparison):
+        parts.notes.append("Two methods: Wilcoxon signed-rank test instead of Friedman / "
+                           "Nemenyi; no CD diagram.")
+    if isinstance(result, stats.RankedComparison):
+        parts.figures.append((f"Critical-difference diagram (RP, α = {opts.alpha:g})",
+                              plots.cd_diagram(result, out / "cd_diagram")))
+    parts.tables += tables.rp_tables(scores, result, opts.rp_measure, skipped)
+
+
+def _cost_notes(df: pd.DataFrame) -> list[str]:
+    lacking = metrics.tasks_lacking(df, "eval_seconds")
+    if not lacking:
+        return []
+    return [f"{len(lacking)} of {df['task_id'].nunique()} task file(s) record no evaluation "
+            "time (written before alprbf recorded eval_seconds): their evaluation counts as "
+            "0 s, so their eval and total times are too low."]
+
+
+def _index_md(exp: Experiment, rows: pd.DataFrame, labels: pd.DataFrame, parts: _Parts,
+              formats, out: Path) -> str:
+    cfg = exp.config
     lines = [f"# Report: {exp.name}", "",
              f"- results: `{exp.path}`",
              f"- datasets: {', '.join(sorted(rows['dataset'].unique()))}",
@@ -331,17 +478,20 @@ def _index_md(exp, rows, labels, notes, made, figures, formats, out) -> str:
         lines.append("- protocol: " + ", ".join(f"{k}={p[k]}" for k in sorted(p)
                                                  if not isinstance(p[k], dict)))
     lines += ["- definitions of the measures: `alprbf/report/DEFINITIONS.md`", ""]
-    if notes:
-        lines += ["## Notes", ""] + [f"- {n}" for n in notes] + [""]
-    for title, paths in figures:
+    if parts.notes:
+        lines += ["## Notes", ""] + [f"- {n}" for n in parts.notes] + [""]
+    for title, paths in parts.figures:
         png = [p for p in paths if p.suffix == ".png"]
         lines += [f"## {title}", ""]
         if png:
             lines.append(f"![{title}]({os.path.relpath(png[0], out)})")
         lines += ["", "Files: " + ", ".join(f"[{p.name}]({os.path.relpath(p, out)})"
                                             for p in paths), ""]
-    for t in made:
+    for t in parts.tables:
         lines += [f"## {t.title}", "", tables.to_markdown(t.display).rstrip(), ""]
         lines += [n for n in t.notes] + [""] if t.notes else []
         lines += ["Files: " + ", ".join(f"[{t.name}.{f}]({t.name}.{f})" for f in formats), ""]
+    if parts.extra:
+        lines += ["## Paper-style tables", "",
+                  "Files: " + ", ".join(f"[{p.name}]({p.name})" for p in parts.extra), ""]
     return "\n".join(lines)

@@ -25,40 +25,55 @@ the strategy label when it has a single model, and ``"model / strategy"`` otherw
 
 Reference CSV format
 --------------------
-A UTF-8 CSV file with a header and these columns (extra columns are ignored; ``std`` and
-``source`` may be empty or absent)::
+A UTF-8 CSV file with a header and these columns (extra columns are ignored; ``std``,
+``other_readings``, ``table``, ``published_as`` and ``source`` may be empty or absent)::
 
-    dataset,method,metric,mean,std,source
-    waveform,posterior_ratio,error_at_budget,19.0,0.5,seed 000 Table 2
+    dataset,method,metric,mean,std,other_readings,table,published_as,source
+    waveform,active_prbf_literal,error_at_budget,19.0,0.5,active_prbf,seed 000 Table 2,,
+
+One row is one *published cell*.
 
 ``dataset``
-    A dataset label of the results.
+    A dataset label of the config.
 ``method``
-    Names one method of the results, see *matching* below.
+    The method of the config that stands for the published one: its *primary reading*, whose
+    verdict the summary counts.  Matched as described below.
+``other_readings``
+    Further methods of the config that stand for it under other readings of the paper,
+    separated by ``;`` (e.g. the covariance types a paper leaves open); printed beside the
+    primary reading with their own verdicts.
 ``metric``
     One of :data:`REFERENCE_METRICS` (units as listed there; errors and accuracies in %).
 ``mean``, ``std``
     The published value and its published standard deviation (same unit as the metric).
+``table``
+    The published table the cell belongs to (e.g. ``seed 001 Table II``); the report prints
+    one summary line per table.  Default: ``source`` up to its first ``(``.
+``published_as``
+    The paper's name for the method (default: the first name of ``method``).
 ``source``
-    Free text (paper and table), printed beside the value.
+    Free text (paper, table, protocol), printed beside the value.
 
 Matching.  Names are compared after *normalisation*: lower case, with runs of spaces, ``_``,
 ``-`` and ``/`` collapsed (so ``"Pen-based digits"`` matches ``pen_based_digits`` and
 ``"svm/random"`` matches ``"svm / random"``).  A reference ``dataset`` must equal a dataset
-label.  A reference ``method`` matches, in this order of priority,
+label.  A method name matches, in this order of priority,
 
 1. a method whose full label ``"model / strategy"`` or display label equals it;
 2. otherwise the single method whose model label equals it;
 3. otherwise the single method whose strategy label equals it.
 
-A reference row that matches no method (or matches several at the same priority) is not
-dropped silently: the report lists it as unmatched, with the reason.
+Names are matched against the methods and datasets of the config (``run.json``), so a cell
+of a method that a partial run (``--only``) did not reach is *not run*, not an error; a name
+that matches no method of the config is *unmapped* (:func:`check_reference` refuses it, for
+``alprbf validate``).  Without ``run.json`` the methods of the results stand for the config.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -78,13 +93,21 @@ REFERENCE_METRICS: dict[str, str] = {
     "dur_labels": "labels needed to reach the DUR target accuracy",
     "dur_target": "DUR target accuracy (baseline), %",
     "train_time_s": "total fit time of one curve (one fold), s",
+    "total_time_s": "total fit + query + evaluation time of one curve (one fold), s",
     "fit_seconds_per_query": "mean fit time per evaluated iteration, s",
     "components": "model size (components / support vectors) at the last n_labeled",
 }
 
-REFERENCE_COLUMNS = ("dataset", "method", "metric", "mean", "std", "source")
+REFERENCE_COLUMNS = ("dataset", "method", "metric", "mean", "std", "other_readings", "table",
+                     "published_as", "source")
+
+#: Columns a reference file must have (the others may be absent).
+REQUIRED_REFERENCE_COLUMNS = ("dataset", "method", "metric", "mean")
 
 METHOD_SEP = " / "
+
+#: Separates the methods of ``other_readings`` in a reference file.
+READINGS_SEP = ";"
 
 
 def normalise_name(name: str) -> str:
@@ -109,10 +132,30 @@ class Experiment:
         local = self.path / "reference.csv"
         if local.is_file():
             return local
-        ref = (self.meta.get("config") or {}).get("reference")
+        ref = self.config.get("reference")
         if ref and Path(ref).is_file():
             return Path(ref)
         return None
+
+    @property
+    def config(self) -> dict[str, Any]:
+        """The config as run (``run.json``), or ``{}``."""
+        return self.meta.get("config") or {}
+
+    def config_methods(self) -> pd.DataFrame | None:
+        """The config's methods as :func:`method_labels` rows; None without ``run.json``."""
+        try:
+            pairs = [(m[0]["label"], m[1]["label"]) for m in self.config["methods"]]
+        except (KeyError, TypeError, IndexError):
+            return None
+        return method_labels(pd.DataFrame(pairs, columns=["model", "strategy"]))
+
+    def config_datasets(self) -> list[str] | None:
+        """The config's dataset labels; None without ``run.json``."""
+        try:
+            return [d["label"] for d in self.config["datasets"]]
+        except (KeyError, TypeError):
+            return None
 
 
 def find_experiments(root: str | Path) -> list[Experiment]:
@@ -240,76 +283,166 @@ def load_reference(path: str | Path) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        Columns ``dataset, method, metric, mean, std, source`` (``std`` NaN when not published,
-        ``source`` ``""`` when empty).
+        Columns :data:`REFERENCE_COLUMNS` (``std`` NaN when not published, ``table`` and
+        ``published_as`` filled with their defaults, ``source`` ``""`` when empty) and
+        ``readings``, the list of method names of each row.
 
     Raises
     ------
     UserError
-        Missing file or columns, unknown metric, or a non-numeric ``mean``/``std``.
+        Missing file or columns, unknown metric, an empty method list, or a non-numeric
+        ``mean``/``std``.
     """
     path = Path(path)
     if not path.is_file():
         raise UserError(f"reference file not found: {path}")
     try:
-        ref = pd.read_csv(path, dtype={"dataset": str, "method": str, "metric": str,
-                                       "source": str}, keep_default_na=False,
-                          na_values={"mean": ["", "n/a", "NA"], "std": ["", "n/a", "NA"]})
+        ref = pd.read_csv(path, dtype=str, keep_default_na=False)
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:
         raise UserError(f"unreadable reference file {path}: {exc}") from None
-    missing = [c for c in REFERENCE_COLUMNS[:4] if c not in ref.columns]
+    missing = [c for c in REQUIRED_REFERENCE_COLUMNS if c not in ref.columns]
     if missing:
         raise UserError(f"reference file {path} lacks columns {', '.join(missing)}; "
                         f"expected columns: {', '.join(REFERENCE_COLUMNS)}")
-    if "std" not in ref.columns:
-        ref["std"] = float("nan")
-    if "source" not in ref.columns:
-        ref["source"] = ""
+    for col in REFERENCE_COLUMNS:
+        if col not in ref.columns:
+            ref[col] = ""
     bad = sorted(set(ref["metric"]) - set(REFERENCE_METRICS))
     if bad:
         raise UserError(f"reference file {path}: unknown metric '{bad[0]}'; valid metrics: "
                         + ", ".join(REFERENCE_METRICS))
     for col in ("mean", "std"):
         try:
-            ref[col] = pd.to_numeric(ref[col]).astype(float)
+            ref[col] = pd.to_numeric(ref[col].replace({"": None, "n/a": None, "NA": None})
+                                     ).astype(float)
         except (ValueError, TypeError):
             raise UserError(f"reference file {path}: column '{col}' must be numeric") from None
-    if ref["mean"].isna().any():
-        row = int(ref.index[ref["mean"].isna()][0]) + 2
-        raise UserError(f"reference file {path}: line {row} has no 'mean' value")
-    return ref[list(REFERENCE_COLUMNS)].reset_index(drop=True)
+    others = ref["other_readings"].map(
+        lambda m: [x.strip() for x in m.split(READINGS_SEP)] if m.strip() else [])
+    readings = [[m.strip(), *o] for m, o in zip(ref["method"], others, strict=True)]
+    for col, bad_rows in (("mean", ref["mean"].isna()),
+                          ("method", pd.Series([not all(r) for r in readings], dtype=bool))):
+        if bad_rows.any():
+            raise UserError(f"reference file {path}: line {int(ref.index[bad_rows][0]) + 2} "
+                            f"has no '{col}' value" + (" (or an empty name in other_readings)"
+                                                       if col == "method" else ""))
+    ref["table"] = ref["table"].where(ref["table"] != "",
+                                      ref["source"].str.split("(").str[0].str.strip())
+    ref["published_as"] = ref["published_as"].where(ref["published_as"] != "",
+                                                    ref["method"])
+    return ref[list(REFERENCE_COLUMNS)].assign(readings=readings).reset_index(drop=True)
 
 
-def match_reference(ref: pd.DataFrame, labels: pd.DataFrame,
-                    datasets: list[str]) -> pd.DataFrame:
-    """Attach our dataset and method labels to each reference row.
+def _resolve_dataset(name: str, datasets: list[str]) -> str | None:
+    by_norm = {normalise_name(d): d for d in datasets}
+    return by_norm.get(normalise_name(name))
+
+
+def _resolve_reading(dataset: str, name: str, config_labels: pd.DataFrame,
+                     config_datasets: list[str]) -> tuple[str | None, str | None, str]:
+    """(our dataset, ``"model / strategy"``, "") of one reading, or Nones and the reason."""
+    d = _resolve_dataset(dataset, config_datasets)
+    if d is None:
+        return None, None, f"dataset '{dataset}' is not in the config"
+    label, why = resolve_method(name, config_labels)
+    if label is None:
+        return d, None, why
+    return d, config_labels.loc[config_labels["label"] == label, "full"].iloc[0], ""
+
+
+def check_reference(reference_path: str | Path, method_labels: Sequence[str],
+                    datasets: Sequence[str] | None = None) -> pd.DataFrame:
+    """Refuse a reference file with a row that maps to no method (or dataset) of a config.
+
+    For ``alprbf validate``.  Pure: reads the file, imports nothing of the config layer.
+
+    Parameters
+    ----------
+    reference_path : path
+        The config's reference CSV (format in the module docstring).
+    method_labels : sequence of str
+        The config's methods as ``"model / strategy"`` labels (model and strategy labels
+        joined by ``" / "``); reference names may be these, or a model or strategy label that
+        identifies one method.
+    datasets : sequence of str, optional
+        The config's dataset labels; when given, every reference dataset must be one of them.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The reference (as :func:`load_reference` returns it).
+
+    Raises
+    ------
+    UserError
+        One line naming the file, the line and the name that maps to nothing (or an invalid
+        file, see :func:`load_reference`).
+    """
+    ref = load_reference(reference_path)
+    pairs = [m.split(METHOD_SEP, 1) if METHOD_SEP in m else (m, "") for m in method_labels]
+    labels = _labels_of_pairs(pairs)
+    for i, row in enumerate(ref.itertuples(index=False)):
+        for name in row.readings:
+            d, full, why = _resolve_reading(row.dataset, name, labels,
+                                            list(datasets) if datasets is not None
+                                            else [row.dataset])
+            if full is None:
+                raise UserError(f"reference file {reference_path}, line {i + 2}: {why}")
+    return ref
+
+
+def _labels_of_pairs(pairs) -> pd.DataFrame:
+    return method_labels(pd.DataFrame(list(pairs), columns=["model", "strategy"]))
+
+
+def match_reference(ref: pd.DataFrame, labels: pd.DataFrame, cells: set[tuple[str, str]],
+                    config_labels: pd.DataFrame | None = None,
+                    config_datasets: list[str] | None = None,
+                    selected: Callable[[str], bool] | None = None) -> pd.DataFrame:
+    """One row per reading of each reference row, with its status in this report.
 
     Parameters
     ----------
     ref : DataFrame
         From :func:`load_reference`.
     labels : DataFrame
-        From :func:`method_labels` for the experiment.
-    datasets : list of str
-        The experiment's dataset labels.
+        From :func:`method_labels` for the experiment's reported rows.
+    cells : set of (dataset, display label)
+        The (dataset, method) pairs with results.
+    config_labels, config_datasets : optional
+        The config's methods (:meth:`Experiment.config_methods`) and datasets; default: the
+        results' own.
+    selected : callable, optional
+        Whether a ``"model / strategy"`` label was selected for the report (``--methods``).
 
     Returns
     -------
     pandas.DataFrame
-        ``ref`` plus columns ``our_dataset``, ``our_method`` (None when unmatched) and
-        ``match_note`` (the reason when unmatched, else ``""``).
+        Columns ``ref_row`` (index into ``ref``), ``reading`` (0 = primary), ``name``,
+        ``our_dataset``, ``our_method`` (display label, None unless the cell has results),
+        ``status`` (``"ok"``, ``"not run"``, ``"not selected"`` or ``"unmapped"``) and
+        ``note`` (the reason when unmapped).
     """
-    by_norm = {normalise_name(d): d for d in datasets}
-    our_d, our_m, notes = [], [], []
-    for row in ref.itertuples(index=False):
-        d = by_norm.get(normalise_name(row.dataset))
-        if d is None:
-            our_d.append(None)
-            our_m.append(None)
-            notes.append(f"dataset '{row.dataset}' is not in the results")
-            continue
-        m, why = resolve_method(row.method, labels)
-        our_d.append(d)
-        our_m.append(m)
-        notes.append(why)
-    return ref.assign(our_dataset=our_d, our_method=our_m, match_note=notes)
+    if config_labels is None:
+        config_labels = labels
+    if config_datasets is None:
+        config_datasets = sorted({d for d, _ in cells})
+    display = dict(zip(labels["full"], labels["label"], strict=True))
+    rows = []
+    for i, r in enumerate(ref.itertuples(index=False)):
+        for j, name in enumerate(r.readings):
+            d, full, why = _resolve_reading(r.dataset, name, config_labels, config_datasets)
+            ours = display.get(full)
+            if full is None:
+                status = "unmapped"
+            elif selected is not None and not selected(full):
+                status = "not selected"
+            elif ours is None or (d, ours) not in cells:
+                status = "not run"
+            else:
+                status = "ok"
+            rows.append({"ref_row": i, "reading": j, "name": name, "our_dataset": d,
+                         "our_method": ours if status == "ok" else None, "status": status,
+                         "note": why})
+    return pd.DataFrame(rows, columns=["ref_row", "reading", "name", "our_dataset",
+                                       "our_method", "status", "note"])

@@ -8,9 +8,14 @@ Accuracies and errors are reported in percent.
 
 Definitions (also in ``alprbf/report/DEFINITIONS.md``)
 ------------------------------------------------------
-Mean curve.  For a (dataset, method), the mean (and std) of a column over the curves at each
-``n_labeled``; only points evaluated by every curve are kept, so a curve that stopped early (an
-exhausted pool) does not bias the mean.
+Mean curve.  Curves are aligned on what the protocol fixes: the number of queried labels
+``q = n_labeled - n_0`` (``n_0`` the curve's initial labeled-set size, the ``n_labeled`` of its
+first row), not on ``n_labeled`` itself, which differs between folds when the initial set does
+(``initial: all`` labels the whole training part, whose size differs by one row between folds
+of a data set that does not divide evenly).  For a (dataset, method), the mean (and std) of a
+column over the curves at each ``q``; only ``q`` evaluated by every curve are kept, so a curve
+that stopped early (an exhausted pool) does not bias the mean.  The point is placed at
+``n = mean(n_0) + q`` labels (exactly ``n_0 + q`` when every fold starts from ``n_0`` labels).
 
 Error at budget.  For each curve its last row (the largest ``n_labeled``); mean and std of
 ``100 * test_error`` over curves.
@@ -75,21 +80,26 @@ def _summary(frame: pd.DataFrame, value: str, ddof: int, by=CELL) -> pd.DataFram
 
 def curve_stats(df: pd.DataFrame, value: str = "test_accuracy", scale: float = 100.0,
                 ddof: int = 1) -> pd.DataFrame:
-    """Mean curve of ``scale * value`` for each (dataset, method).
+    """Mean curve of ``scale * value`` for each (dataset, method), aligned on queries.
 
     Returns
     -------
     pandas.DataFrame
-        Columns ``dataset, method, n_labeled, mean, std, n``, one row per evaluated
-        ``n_labeled`` shared by all curves of the cell, sorted.
+        Columns ``dataset, method, queries, n_labeled, mean, std, n``: one row per number of
+        queried labels evaluated by every curve of the cell, sorted; ``n_labeled`` is the mean
+        initial labeled-set size over the cell's curves plus ``queries`` (see the module
+        docstring).
     """
-    d = df.assign(_v=scale * df[value].astype(float))
-    out = _summary(d, "_v", ddof, by=CELL + ["n_labeled"])
-    n_curves = df.groupby(CELL)[["repetition", "fold"]].apply(
-        lambda g: len(g.drop_duplicates())).rename("_curves").reset_index()
-    out = out.merge(n_curves, on=CELL)
-    out = out[out["n"] == out["_curves"]].drop(columns="_curves")
-    return out[CELL + ["n_labeled", "mean", "std", "n"]].reset_index(drop=True)
+    first = df.groupby(CURVE)["n_labeled"].transform("min")
+    d = df.assign(_v=scale * df[value].astype(float), queries=df["n_labeled"] - first,
+                  _n0=first)
+    out = _summary(d, "_v", ddof, by=CELL + ["queries"])
+    curves = d.groupby(CURVE, sort=True)["_n0"].first().reset_index()
+    cells = curves.groupby(CELL).agg(_curves=("_n0", "size"), _n0=("_n0", "mean")).reset_index()
+    out = out.merge(cells, on=CELL)
+    out = out[out["n"] == out["_curves"]]
+    out = out.assign(n_labeled=out["_n0"] + out["queries"])
+    return out[CELL + ["queries", "n_labeled", "mean", "std", "n"]].reset_index(drop=True)
 
 
 def error_at_budget(df: pd.DataFrame, ddof: int = 1) -> pd.DataFrame:
@@ -265,31 +275,57 @@ def rp_scores(df: pd.DataFrame, measure: str = "train_best", ddof: int = 1) -> p
 # --------------------------------------------------------------------------- cost
 
 
+def column_or_null(df: pd.DataFrame, column: str) -> pd.Series:
+    """``df[column]`` as floats, all NaN when the column is absent (older result files)."""
+    if column not in df.columns:
+        return pd.Series(np.nan, index=df.index, dtype=float)
+    return df[column].astype(float)
+
+
+def tasks_lacking(df: pd.DataFrame, column: str) -> list[str]:
+    """Task ids none of whose rows has a value in ``column`` (written before it existed)."""
+    have = column_or_null(df, column).notna().groupby(df["task_id"]).any()
+    return sorted(have.index[~have.to_numpy()])
+
+
 def cost_summary(df: pd.DataFrame, ddof: int = 1) -> pd.DataFrame:
     """Timing and model size per (dataset, method).
+
+    A missing ``eval_seconds`` (task files written before it was recorded) counts as 0 s, so
+    the totals of such tasks leave the evaluation out (the report says so in a note).
 
     Returns
     -------
     pandas.DataFrame
-        ``fit_seconds_per_query``: mean ``fit_seconds`` over all evaluated rows;
-        ``train_time_s`` / ``train_time_s_std``: mean / std over curves of the total fit time of
-        a curve; ``query_seconds_per_label``: total ``query_seconds`` / total labels queried
-        (NaN without queries); ``components`` / ``components_std``: mean / std over curves of
-        ``model_size`` at the last row (NaN when the model reports no size).
+        ``fit_seconds_per_query`` / ``eval_seconds_per_query``: mean ``fit_seconds`` /
+        ``eval_seconds`` over all evaluated rows; ``train_time_s`` / ``train_time_s_std``: mean
+        / std over curves of the total fit time of a curve; ``total_time_s`` /
+        ``total_time_s_std``: the same for fit + query + evaluation time;
+        ``query_seconds_per_label``: total ``query_seconds`` / total labels queried (NaN
+        without queries); ``components`` / ``components_std``: mean / std over curves of
+        ``model_size`` at the last row (NaN when the model reports no size);
+        ``components_presplit`` / ``components_presplit_std``: the same for
+        ``n_components_presplit`` (components before the final split; NaN where not
+        meaningful or not recorded).
     """
-    g = df.groupby(CELL, sort=True)
-    out = g["fit_seconds"].mean().rename("fit_seconds_per_query").reset_index()
-    per_curve = df.groupby(CURVE, sort=True)["fit_seconds"].sum().reset_index()
-    tt = _summary(per_curve, "fit_seconds", ddof)
-    out["train_time_s"] = tt["mean"].to_numpy()
-    out["train_time_s_std"] = tt["std"].to_numpy()
-    n_q = df["queried"].map(lambda v: 0 if v is None else len(v))
-    q = df.assign(_n=n_q).groupby(CELL, sort=True)[["query_seconds", "_n"]].sum()
+    ev = column_or_null(df, "eval_seconds").fillna(0.0)
+    d = df.assign(_eval=ev, _total=df["fit_seconds"] + df["query_seconds"] + ev,
+                  _n=df["queried"].map(lambda v: 0 if v is None else len(v)))
+    g = d.groupby(CELL, sort=True)
+    out = g[["fit_seconds", "_eval"]].mean().reset_index().rename(columns={
+        "fit_seconds": "fit_seconds_per_query", "_eval": "eval_seconds_per_query"})
+    per_curve = d.groupby(CURVE, sort=True)[["fit_seconds", "_total"]].sum().reset_index()
+    for col, name in (("fit_seconds", "train_time_s"), ("_total", "total_time_s")):
+        s = _summary(per_curve, col, ddof)
+        out[name], out[f"{name}_std"] = s["mean"].to_numpy(), s["std"].to_numpy()
+    q = g[["query_seconds", "_n"]].sum()
     out["query_seconds_per_label"] = np.where(q["_n"].to_numpy() > 0,
                                               q["query_seconds"].to_numpy()
                                               / np.maximum(q["_n"].to_numpy(), 1), np.nan)
-    last = last_rows(df).assign(_s=lambda d: d["model_size"].astype(float))
-    size = _summary(last, "_s", ddof)
-    out["components"] = size["mean"].to_numpy()
-    out["components_std"] = size["std"].to_numpy()
+    last = last_rows(d)
+    last = last.assign(_s=last["model_size"].astype(float),
+                       _p=column_or_null(last, "n_components_presplit"))
+    for col, name in (("_s", "components"), ("_p", "components_presplit")):
+        s = _summary(last, col, ddof)
+        out[name], out[f"{name}_std"] = s["mean"].to_numpy(), s["std"].to_numpy()
     return out

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
@@ -16,6 +17,12 @@ from matplotlib.figure import Figure
 from .stats import RankedComparison
 
 PLOT_FORMATS = ("png", "pdf")
+DPI = 150
+
+#: Line styles and markers cycled beside the ten colours, so that no two of up to 40 methods
+#: look alike and the curves stay apart in grey-scale prints.
+LINESTYLES = ("-", "--", "-.", ":")
+MARKERS = ("o", "s", "^", "v", "D", "P", "X", "<", ">", "h")
 
 
 def _save(fig: Figure, stem: Path, formats=PLOT_FORMATS) -> list[Path]:
@@ -24,40 +31,50 @@ def _save(fig: Figure, stem: Path, formats=PLOT_FORMATS) -> list[Path]:
     paths = []
     for f in formats:
         p = stem.with_suffix(f".{f}")
-        fig.savefig(p, dpi=150, bbox_inches="tight")
+        fig.savefig(p, dpi=DPI, bbox_inches="tight", pad_inches=0.15)
         paths.append(p)
     return paths
 
 
+def method_styles(methods: list[str]) -> dict[str, dict]:
+    """Colour, line style and marker of each method (matplotlib keyword arguments)."""
+    return {m: {"color": f"C{i % 10}", "linestyle": LINESTYLES[i % len(LINESTYLES)],
+                "marker": MARKERS[i % len(MARKERS)]} for i, m in enumerate(methods)}
+
+
 def learning_curves(curves: pd.DataFrame, stem: Path, ylabel: str = "test error (%)",
-                    formats=PLOT_FORMATS, ncols: int = 3) -> list[Path]:
+                    formats=PLOT_FORMATS, ncols: int = 3,
+                    published: pd.DataFrame | None = None) -> list[Path]:
     """One panel per dataset, one line per method: mean over folds x repetitions, ±1 std band.
+
+    Each method has its own colour, line style and marker; the band is clipped to [0, 100].
 
     Parameters
     ----------
     curves : DataFrame
-        Columns ``dataset, method, n_labeled, mean, std`` (from ``metrics.curve_stats``).
+        Columns ``dataset, method, n_labeled, mean, std`` (from ``metrics.curve_stats``); only
+        cells with at least two points (some queries) should be passed.
     stem : Path
         Output path without suffix; ``.png`` and ``.pdf`` are written.
+    published : DataFrame, optional
+        Published endpoints, columns ``dataset, method, mean, std``: a star (with the
+        published std as error bar) at the method's last labeled-set size.
     """
     datasets = sorted(curves["dataset"].unique())
     methods = sorted(curves["method"].unique())
+    style = method_styles(methods)
     ncols = max(1, min(ncols, len(datasets)))
     nrows = math.ceil(len(datasets) / ncols)
-    fig = Figure(figsize=(4.2 * ncols, 3.3 * nrows), layout="constrained")
+    fig = Figure(figsize=(4.2 * ncols, 3.3 * nrows), layout="constrained", dpi=DPI)
     axes = fig.subplots(nrows, ncols, squeeze=False)
-    colors = {m: f"C{i % 10}" for i, m in enumerate(methods)}
     for ax, d in zip(axes.flat, datasets, strict=False):
         for m in methods:
             c = curves[(curves["dataset"] == d) & (curves["method"] == m)]
-            if c.empty:
-                continue
-            x, y, s = c["n_labeled"], c["mean"], c["std"].fillna(0.0)
-            if len(c) == 1:  # no queries (e.g. plain cross-validation): a point with error bar
-                ax.errorbar(x, y, yerr=s, fmt="o", color=colors[m], label=m, capsize=3)
-            else:
-                ax.plot(x, y, color=colors[m], label=m, lw=1.4)
-                ax.fill_between(x, y - s, y + s, color=colors[m], alpha=0.2, lw=0)
+            if not c.empty:
+                _draw_curve(ax, c, m, style[m])
+        if published is not None:
+            _draw_published(ax, curves[curves["dataset"] == d],
+                            published[published["dataset"] == d], style)
         ax.set_title(d)
         ax.set_xlabel("labeled samples")
         ax.set_ylabel(ylabel)
@@ -69,10 +86,32 @@ def learning_curves(curves: pd.DataFrame, stem: Path, ylabel: str = "test error 
     for ax in axes.flat:
         for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
             by_label.setdefault(lab, h)
-    labels = [m for m in methods if m in by_label]
+    labels = [m for m in methods if m in by_label] + [x for x in by_label if x not in methods]
     fig.legend([by_label[m] for m in labels], labels, loc="outside lower center",
-               ncols=min(4, len(methods)), fontsize="small", frameon=False)
+               ncols=min(3, len(labels)), fontsize="small", frameon=False)
     return _save(fig, stem, formats)
+
+
+PUBLISHED_LABEL = "published (± std)"
+
+
+def _draw_curve(ax, c: pd.DataFrame, label: str, style: dict) -> None:
+    x, y, s = c["n_labeled"].to_numpy(), c["mean"].to_numpy(), c["std"].fillna(0.0).to_numpy()
+    ax.plot(x, y, label=label, lw=1.4, markersize=4, markevery=max(1, len(x) // 8), **style)
+    ax.fill_between(x, np.clip(y - s, 0.0, 100.0), np.clip(y + s, 0.0, 100.0),
+                    color=style["color"], alpha=0.15, lw=0)
+
+
+def _draw_published(ax, curves: pd.DataFrame, published: pd.DataFrame, style: dict) -> None:
+    for r in published.itertuples(index=False):
+        c = curves[curves["method"] == r.method]
+        if c.empty:
+            continue
+        ax.errorbar([c["n_labeled"].max()], [r.mean], yerr=[0.0 if np.isnan(r.std) else r.std],
+                    fmt="*", markersize=11, color=style[r.method]["color"],
+                    markeredgecolor="k", ecolor="k", capsize=3, zorder=5)
+        ax.plot([], [], "*", color="w", markeredgecolor="k", markersize=11,
+                label=PUBLISHED_LABEL)
 
 
 def cd_diagram(comparison: RankedComparison, stem: Path, formats=PLOT_FORMATS) -> list[Path]:
@@ -82,7 +121,8 @@ def cd_diagram(comparison: RankedComparison, stem: Path, formats=PLOT_FORMATS) -
     bars come from the Nemenyi p-values at ``alpha`` (equivalent to the CD rule); with a
     user-supplied ``q_alpha`` they come from the CD rule ``|R_i - R_j| < CD`` so that the
     diagram agrees with the reported CD.  The CD is drawn as a bar above the axis, starting
-    at the best mean rank.
+    at the best mean rank.  The figure is drawn and saved at one resolution and saved with a
+    margin, so that the labels outside the axes are never cut.
     """
     import scikit_posthocs as sp
 
@@ -91,7 +131,7 @@ def cd_diagram(comparison: RankedComparison, stem: Path, formats=PLOT_FORMATS) -
         sig = (~c.significant).astype(float)  # p = 1 (not significant) / 0 (significant)
     else:
         sig = c.nemenyi_p
-    fig = Figure(figsize=(7.0, 1.4 + 0.3 * c.k))
+    fig = Figure(figsize=(7.0, 1.4 + 0.3 * c.k), dpi=DPI)
     ax = fig.subplots()
     sp.critical_difference_diagram(c.mean_ranks, sig, alpha=c.alpha, ax=ax,
                                    label_fmt_left="{label} ({rank:.3f})",
@@ -106,4 +146,6 @@ def cd_diagram(comparison: RankedComparison, stem: Path, formats=PLOT_FORMATS) -
             va="bottom", fontsize="small")
     bottom, _ = ax.get_ylim()
     ax.set_ylim(bottom, y + 1.0)
+    for artist in ax.texts:
+        artist.set_clip_on(False)
     return _save(fig, stem, formats)

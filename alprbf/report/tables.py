@@ -44,13 +44,10 @@ def _bad(x) -> bool:
 
 
 def fmt(x, digits: int = 2) -> str:
-    """A number with ``digits`` decimals; ``n/a`` for missing, ``inf`` for infinity."""
-    if _bad(x):
+    """A number with ``digits`` decimals; ``n/a`` for a missing or infinite value."""
+    if _bad(x) or math.isinf(float(x)):
         return NA
-    x = float(x)
-    if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    return f"{x:.{digits}f}"
+    return f"{float(x):.{digits}f}"
 
 
 def fmt_mean_std(mean, std, digits: int = 2) -> str:
@@ -67,10 +64,16 @@ def fmt_wins(w) -> str:
     return fmt(w, 1) if abs(2 * w - round(2 * w)) < 1e-9 else fmt(w, 2)
 
 
+#: p-values below this are printed ``< 1e-16`` (the resolution of 1 - p in double precision).
+P_FLOOR = 1e-16
+
+
 def fmt_p(p) -> str:
-    """A p-value: 4 significant digits, scientific below 1e-4."""
+    """A p-value: 4 decimals, scientific below 1e-4, ``< 1e-16`` below that (never 0)."""
     if _bad(p):
         return NA
+    if p < P_FLOOR:
+        return f"< {P_FLOOR:g}"
     return f"{p:.2e}" if p < 1e-4 else f"{p:.4f}"
 
 
@@ -91,7 +94,7 @@ def to_markdown(display: pd.DataFrame) -> str:
 _TEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
         "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\^{}",
         "Δ": r"$\Delta$", "χ²": r"$\chi^2$", "α": r"$\alpha$", "≥": r"$\geq$",
-        ">>": r"$\gg$", "±": r"$\pm$", "−": "-", "–": "--", "`": ""}
+        ">>": r"$\gg$", "±": r"$\pm$", "−": "-", "–": "--", "`": "", "š": r"\v{s}"}
 
 
 def tex_escape(text: str) -> str:
@@ -110,22 +113,28 @@ def tex_escape(text: str) -> str:
     return "".join(out)
 
 
+def _latex(caption: str, label: str, header: list[str], rows: list[list[str]],
+           footer: str = "", small: bool = False) -> str:
+    """A ``table`` environment around a booktabs ``tabular`` (cells already LaTeX)."""
+    lines = [r"\begin{table}[htbp]", r"\centering", *([r"\small"] if small else []),
+             r"\caption{" + caption + "}", r"\label{tab:" + label + "}",
+             r"\begin{tabular}{l" + "r" * (len(header) - 1) + "}", r"\toprule",
+             " & ".join(header) + r" \\", r"\midrule"]
+    lines += [" & ".join(row) + r" \\" for row in rows]
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    if footer:
+        lines.append(r"\par\smallskip\footnotesize " + footer)
+    lines.append(r"\end{table}")
+    return "\n".join(lines) + "\n"
+
+
 def to_latex(table: Table) -> str:
     """A LaTeX ``table`` environment with a booktabs ``tabular`` of the display frame."""
     d = table.display
-    align = "l" + "r" * (d.shape[1] - 1)
-    lines = [r"\begin{table}[htbp]", r"\centering",
-             r"\caption{" + tex_escape(table.title) + "}",
-             r"\label{tab:" + table.name.replace("_", "-") + "}",
-             r"\begin{tabular}{" + align + "}", r"\toprule",
-             " & ".join(tex_escape(str(c)) for c in d.columns) + r" \\", r"\midrule"]
-    lines += [" & ".join(tex_escape(str(v)) for v in row) + r" \\"
-              for row in d.itertuples(index=False)]
-    lines += [r"\bottomrule", r"\end{tabular}"]
-    if table.notes:
-        lines.append(r"\par\smallskip\footnotesize " + tex_escape(" ".join(table.notes)))
-    lines.append(r"\end{table}")
-    return "\n".join(lines) + "\n"
+    return _latex(tex_escape(table.title), table.name.replace("_", "-"),
+                  [tex_escape(str(c)) for c in d.columns],
+                  [[tex_escape(str(v)) for v in row] for row in d.itertuples(index=False)],
+                  tex_escape(" ".join(table.notes)))
 
 
 def write_table(table: Table, out_dir: Path, formats=FORMATS) -> list[Path]:
@@ -150,13 +159,6 @@ def write_table(table: Table, out_dir: Path, formats=FORMATS) -> list[Path]:
 # --------------------------------------------------------------------------- helpers
 
 
-def _ref_lookup(ref: pd.DataFrame | None, metric: str) -> dict[tuple[str, str], pd.Series]:
-    if ref is None or ref.empty:
-        return {}
-    hits = ref[(ref["metric"] == metric) & ref["our_method"].notna()]
-    return {(r.our_dataset, r.our_method): r for _, r in hits.iterrows()}
-
-
 def _wide(long: pd.DataFrame, cell, methods: list[str]) -> pd.DataFrame:
     """Datasets x methods frame of strings from a long frame, ``n/a`` where a cell is absent."""
     datasets = sorted(long["dataset"].unique())
@@ -170,31 +172,28 @@ def _wide(long: pd.DataFrame, cell, methods: list[str]) -> pd.DataFrame:
 # --------------------------------------------------------------------------- tables
 
 
-def error_at_budget_table(err: pd.DataFrame, ref: pd.DataFrame | None = None) -> Table:
+def error_at_budget_table(err: pd.DataFrame, published: pd.DataFrame | None = None) -> Table:
     """Seed 000 Table 2 style: test error (%) at the budget, mean (std) over folds x repetitions.
 
-    ``err`` comes from :func:`alprbf.report.metrics.error_at_budget`.  For each method with a
-    matched ``error_at_budget`` reference, two columns follow its own: the published value and
-    ``Δ`` = ours − published (percentage points).
+    ``err`` comes from :func:`alprbf.report.metrics.error_at_budget`.  ``published`` holds the
+    primary readings of the published ``error_at_budget`` cells (columns ``dataset,
+    our_method, ref_mean, ref_std, source``, from :func:`alprbf.report.reference.compare`);
+    for each method in it two columns follow its own: the published value and ``Δ`` = ours −
+    published (percentage points).
     """
-    refs = _ref_lookup(ref, "error_at_budget")
+    refs = {} if published is None else {
+        (r.dataset, r.our_method): r for r in published.itertuples(index=False)}
     methods = sorted(err["method"].unique())
-    data = err.copy()
-    data["ref_mean"] = [refs[(d, m)]["mean"] if (d, m) in refs else np.nan
-                        for d, m in zip(data["dataset"], data["method"], strict=True)]
-    data["ref_std"] = [refs[(d, m)]["std"] if (d, m) in refs else np.nan
-                       for d, m in zip(data["dataset"], data["method"], strict=True)]
-    data["ref_source"] = [refs[(d, m)]["source"] if (d, m) in refs else ""
-                          for d, m in zip(data["dataset"], data["method"], strict=True)]
+    pick = [refs.get((d, m)) for d, m in zip(err["dataset"], err["method"], strict=True)]
+    data = err.assign(ref_mean=[np.nan if r is None else r.ref_mean for r in pick],
+                      ref_std=[np.nan if r is None else r.ref_std for r in pick],
+                      ref_source=["" if r is None else r.source for r in pick])
     data["diff"] = data["mean"] - data["ref_mean"]
     with_ref = {m for (_, m) in refs}
-    datasets = sorted(err["dataset"].unique())
     cols, rows = ["dataset", "labels"], []
     for m in methods:
-        cols.append(m)
-        if m in with_ref:
-            cols += [f"{m} [paper]", f"{m} Δ"]
-    for d in datasets:
+        cols += [m] + ([f"{m} [paper]", f"{m} Δ"] if m in with_ref else [])
+    for d in sorted(err["dataset"].unique()):
         sub = data[data["dataset"] == d].set_index("method")
         row = [d, fmt(sub["n_labeled"].max(), 0)]
         for m in methods:
@@ -208,7 +207,9 @@ def error_at_budget_table(err: pd.DataFrame, ref: pd.DataFrame | None = None) ->
     notes = ["Test error in % at the last evaluated labeled-set size (column `labels`), mean "
              "(std) over folds x repetitions."]
     if with_ref:
-        notes.append("`[paper]`: published value; `Δ` = ours − published, percentage points.")
+        notes.append("`[paper]`: published value beside the method that stands for it (the "
+                     "primary reading; all readings and verdicts are in the reference table); "
+                     "`Δ` = ours − published, percentage points.")
     return Table("error_at_budget", "Test error (%) at the budget", data,
                  pd.DataFrame(rows, columns=cols), notes)
 
@@ -308,18 +309,19 @@ def _summary_rows(complete: pd.DataFrame, higher: bool, f, ranks: pd.Series | No
     return pd.DataFrame(rows, columns=["dataset", *methods])
 
 
-def rp_tables(scores: pd.DataFrame, comparison: stats.RankedComparison | None,
-              measure: str, skipped: str = "") -> list[Table]:
-    """RP tables: accuracies with Mean / Rank / Wins rows (seed 003 Table 2), test statistics and
-    Nemenyi p-values.
+def rp_tables(scores: pd.DataFrame, result: stats.Ranking | None, measure: str,
+              skipped: str = "") -> list[Table]:
+    """RP tables: accuracies with Mean / Rank / Wins rows (seed 003 Table 2), the test that fits
+    (Wilcoxon for two methods, Friedman / Iman–Davenport for more) and Nemenyi p-values.
 
     Parameters
     ----------
     scores : DataFrame
         From :func:`alprbf.report.metrics.rp_scores`.
-    comparison : RankedComparison or None
-        From :func:`alprbf.report.stats.compare` on the complete datasets; None when the tests
-        were skipped (``skipped`` says why).
+    result : Ranking or None
+        From :func:`alprbf.report.stats.significance` on the complete datasets: a
+        ``PairedComparison``, a ``RankedComparison``, or a plain ``Ranking`` when the tests
+        were skipped (``skipped`` says why); None without a complete dataset.
     measure : str
         The RP measure used (for the notes).
     """
@@ -328,8 +330,7 @@ def rp_tables(scores: pd.DataFrame, comparison: stats.RankedComparison | None,
     wide = scores.pivot(index="dataset", columns="method", values="mean").reindex(
         columns=methods)
     complete = wide.dropna()
-    ranks = comparison.mean_ranks if comparison is not None else (
-        stats.mean_ranks(complete) if len(complete) else None)
+    ranks = result.mean_ranks if result is not None else None
     disp = pd.concat([disp, _summary_rows(complete, True, lambda v: fmt(v, 2), ranks)],
                      ignore_index=True)
     what = {"train_best": "test accuracy (%) at the iteration with the best training accuracy "
@@ -346,64 +347,119 @@ def rp_tables(scores: pd.DataFrame, comparison: stats.RankedComparison | None,
         data.loc["Wins"] = stats.wins(complete)
     data = data.reset_index().rename(columns={"index": "dataset"})
     data.columns.name = None
-    tables = [Table("rp", "Ranked performance (RP)", data, disp, notes)]
+    out = [Table("rp", "Ranked performance (RP)", data, disp, notes), _test_table(result,
+                                                                                   skipped)]
+    if isinstance(result, stats.RankedComparison):
+        p = result.nemenyi_p.loc[methods, methods]
+        pdisp = p.map(fmt_p).reset_index().rename(columns={"index": "method"})
+        pdisp.columns = ["method", *methods]
+        out.append(Table("nemenyi", "Nemenyi post-hoc p-values",
+                         p.reset_index().rename(columns={"index": "method"}), pdisp,
+                         ["scikit-posthocs posthoc_nemenyi_friedman on the RP ranks."]))
+    return out
 
-    if comparison is None:
-        stat_rows = [("Friedman test", f"skipped: {skipped}")]
-        data = pd.DataFrame({"statistic": ["friedman"], "value": [np.nan], "note": [skipped]})
-        tables.append(Table("rp_stats", "RP: Friedman / Iman–Davenport / Nemenyi", data,
-                            pd.DataFrame(stat_rows, columns=["statistic", "value"]),
-                            [f"Friedman test skipped: {skipped}."]))
-        return tables
-    c = comparison
-    stat = [
-        ("datasets N", c.n_datasets, str(c.n_datasets)),
-        ("methods k", c.k, str(c.k)),
-        ("alpha", c.alpha, fmt(c.alpha, 3)),
+
+def _test_table(result: stats.Ranking | None, skipped: str) -> Table:
+    """The ``rp_stats`` table: the rows of the test that was run, or why none was."""
+    title = "RP: significance test"
+    if skipped or result is None:
+        data = pd.DataFrame({"statistic": ["test"], "value": [np.nan], "note": [skipped]})
+        return Table("rp_stats", title, data,
+                     pd.DataFrame([("test", f"skipped: {skipped}")],
+                                  columns=["statistic", "value"]),
+                     [f"No significance test: {skipped}."])
+    c = result
+    stat = [("datasets N", c.n_datasets, str(c.n_datasets)), ("methods k", c.k, str(c.k)),
+            ("alpha", c.alpha, fmt(c.alpha, 3))]
+    if isinstance(c, stats.PairedComparison):
+        stat_rows, notes = _wilcoxon_rows(c)
+    else:
+        stat_rows, notes = _friedman_rows(c)
+    stat += stat_rows
+    data = pd.DataFrame([(a, b) for a, b, _ in stat], columns=["statistic", "value"])
+    disp = pd.DataFrame([(a, s) for a, _, s in stat], columns=["statistic", "value"])
+    return Table("rp_stats", title, data, disp, notes)
+
+
+def _wilcoxon_rows(c: stats.PairedComparison) -> tuple[list, list[str]]:
+    a, b = c.scores.columns
+    better = a if c.r_plus > c.r_minus else b if c.r_minus > c.r_plus else "neither"
+    rows = [
+        ("test", np.nan, "Wilcoxon signed-rank (two-sided; zero differences split)"),
+        (f"R+ (ranks where {a} is better)", c.r_plus, fmt(c.r_plus, 1)),
+        (f"R- (ranks where {b} is better)", c.r_minus, fmt(c.r_minus, 1)),
+        ("W = min(R+, R-)", c.statistic, fmt(c.statistic, 1)),
+        ("p-value", c.p, fmt_p(c.p)),
+        ("rejects H0 (equal performance)", float(c.reject), "yes" if c.reject else "no"),
+        ("better on the rank sums", np.nan, better),
+    ]
+    notes = ["Two methods: the Wilcoxon signed-rank test over the datasets (Demšar 2006), "
+             "scipy.stats.wilcoxon; no Friedman test, Nemenyi test or CD diagram."]
+    return rows, notes
+
+
+def _friedman_rows(c: stats.RankedComparison) -> tuple[list, list[str]]:
+    f_text = (fmt(c.f_id, 3) if not _bad(c.f_id)
+              else "n/a (every dataset ranks the methods alike)")
+    rows = [
+        ("test", np.nan, "Friedman, Iman-Davenport, Nemenyi"),
         ("Friedman chi2 (tie-corrected, reported)", c.chi2, fmt(c.chi2, 3)),
         ("Friedman p-value", c.p_chi2, fmt_p(c.p_chi2)),
         ("Friedman chi2 from mean ranks (no tie correction)", c.chi2_ranks, fmt(c.chi2_ranks, 3)),
         (f"chi2 critical value (1 - alpha, {c.k - 1} dof)", c.chi2_critical,
          fmt(c.chi2_critical, 3)),
         ("Friedman rejects H0", float(c.reject), "yes" if c.reject else "no"),
-        (f"Iman-Davenport F ({c.k - 1}, {(c.k - 1) * (c.n_datasets - 1)} dof)", c.f_id,
-         fmt(c.f_id, 3)),
+        (f"Iman-Davenport F ({c.k - 1}, {(c.k - 1) * (c.n_datasets - 1)} dof)", c.f_id, f_text),
         ("Iman-Davenport p-value", c.p_f_id, fmt_p(c.p_f_id)),
         (f"q_alpha ({c.q_alpha_source})", c.q_alpha, fmt(c.q_alpha, 3)),
         ("critical difference CD", c.cd, fmt(c.cd, 3)),
     ]
-    data = pd.DataFrame([(a, b) for a, b, _ in stat], columns=["statistic", "value"])
-    disp = pd.DataFrame([(a, s) for a, _, s in stat], columns=["statistic", "value"])
     pairs = [f"{a} vs {b}" for i, a in enumerate(c.significant.index)
              for b in c.significant.columns[i + 1:] if c.significant.loc[a, b]]
     notes = ["Pairs whose mean ranks differ by at least CD: "
-             + (", ".join(pairs) if pairs else "none") + "."]
-    tables.append(Table("rp_stats", "RP: Friedman / Iman–Davenport / Nemenyi", data, disp, notes))
-    p = c.nemenyi_p.loc[methods, methods]
-    pdisp = p.map(fmt_p).reset_index().rename(columns={"index": "method"})
-    pdisp.columns = ["method", *methods]
-    tables.append(Table("nemenyi", "Nemenyi post-hoc p-values",
-                        p.reset_index().rename(columns={"index": "method"}), pdisp,
-                        ["scikit-posthocs posthoc_nemenyi_friedman on the RP ranks."]))
-    return tables
+             + (", ".join(pairs) if pairs else "none") + ".",
+             "p-values are never below the exact test's smallest, (k!)^(1-N) (all datasets "
+             "ranking the methods alike)."]
+    if not c.asymptotic_ok:
+        notes.append(f"N = {c.n_datasets}, k = {c.k}: Demšar (2006) finds the chi-square "
+                     f"approximation satisfactory for N > {stats.ASYMPTOTIC_N} and "
+                     f"k > {stats.ASYMPTOTIC_K} only; read the p-values as rough.")
+    return rows, notes
 
 
-def cost_table(cost: pd.DataFrame) -> Table:
-    """Timing and model size per dataset and method (serves seed 001 Table III)."""
-    disp = pd.DataFrame({
+def cost_table(cost: pd.DataFrame, notes: list[str] | None = None) -> Table:
+    """Timing and model size per dataset and method (serves seed 001 Table III).
+
+    ``cost`` comes from :func:`alprbf.report.metrics.cost_summary`; the column ``size before
+    split`` is shown only when some model records it.  ``notes`` are appended (e.g. which
+    task files lack the evaluation time).
+    """
+    cols = {
         "dataset": cost["dataset"], "method": cost["method"],
         "fit s / iteration": [fmt(v, 4) for v in cost["fit_seconds_per_query"]],
-        "total fit s / fold": [fmt_mean_std(m, s, 3) for m, s in
-                               zip(cost["train_time_s"], cost["train_time_s_std"], strict=True)],
+        "eval s / iteration": [fmt(v, 4) for v in cost["eval_seconds_per_query"]],
+        "fit s / fold": _mean_std_column(cost, "train_time_s", 3),
+        "total s / fold": _mean_std_column(cost, "total_time_s", 3),
         "query s / label": [fmt(v, 4) for v in cost["query_seconds_per_label"]],
-        "size at budget": [fmt_mean_std(m, s, 1) for m, s in
-                           zip(cost["components"], cost["components_std"], strict=True)],
-    })
-    notes = ["Wall-clock seconds on this machine: mean fit time per evaluated iteration; total "
-             "fit time of one fold's curve, mean (std) over folds x repetitions; query time per "
-             "labeled sample. Size: components / support vectors of the last model, mean (std); "
-             "n/a when the model reports none."]
-    return Table("cost", "Timing and model size", cost.copy(), disp, notes)
+        "size at budget": _mean_std_column(cost, "components", 1),
+    }
+    if cost["components_presplit"].notna().any():
+        cols["size before split"] = _mean_std_column(cost, "components_presplit", 1)
+    text = ("Wall-clock seconds on this machine: mean fit and evaluation time per evaluated "
+            "iteration; fit time and total time (fit + queries + evaluation) of one fold's "
+            "curve, mean (std) over folds x repetitions; query time per labeled sample. Size: "
+            "components / support vectors of the last model, mean (std); n/a when the model "
+            "reports none.")
+    if "size before split" in cols:
+        text += (" Size before split: components of the last model before its final split "
+                 "(PRBF-split models; seed 001 does not say which count its Table III gives).")
+    return Table("cost", "Timing and model size", cost.copy(), pd.DataFrame(cols),
+                 [text, *(notes or [])])
+
+
+def _mean_std_column(frame: pd.DataFrame, name: str, digits: int) -> list[str]:
+    return [fmt_mean_std(m, s, digits)
+            for m, s in zip(frame[name], frame[f"{name}_std"], strict=True)]
 
 
 def _value(mean, std) -> str:
@@ -411,44 +467,95 @@ def _value(mean, std) -> str:
     return fmt(mean, 3) if _bad(std) else fmt_mean_std(mean, std, 3)
 
 
-def reference_table(ref: pd.DataFrame, ours: pd.DataFrame) -> Table:
-    """Every reference value beside ours with the difference (ours − published).
+def _reading_text(r) -> str:
+    """One non-primary reading in a cell of the ``other readings`` column."""
+    who = (r.our_method or r.name) + (f" ({r.reading})" if r.reading else "")
+    if _bad(r.ours_mean):
+        return f"{who}: {r.verdict}"
+    return f"{who}: {_value(r.ours_mean, r.ours_std)}, Δ {r.diff:+.3f}, {r.verdict}"
+
+
+def _verdict_text(r) -> str:
+    return f"{r.verdict}: {r.note}" if r.note and r.verdict in ("unmapped", "no value") \
+        else r.verdict
+
+
+def reference_table(cells: pd.DataFrame, summary: list[str]) -> Table:
+    """Every published cell beside ours: Δ (ours − published) and the verdict.
 
     Parameters
     ----------
-    ref : DataFrame
-        From :func:`alprbf.report.io.match_reference`.
-    ours : DataFrame
-        Long frame with columns ``dataset, method, metric, mean, std`` of our measures.
+    cells : DataFrame
+        From :func:`alprbf.report.reference.compare` (one row per reading; written to CSV as
+        it is).
+    summary : list of str
+        One line per published table (:func:`alprbf.report.reference.summary`), printed under
+        the table.
     """
-    key = ours.set_index(["dataset", "method", "metric"])
-    rows, data = [], []
-    for r in ref.itertuples(index=False):
-        k = (r.our_dataset, r.our_method, r.metric)
-        unmatched = _bad(r.our_method) or r.our_method is None
-        have = not unmatched and k in key.index
-        m = key.loc[k, "mean"] if have else np.nan
-        s = key.loc[k, "std"] if have else np.nan
-        flag = key.loc[k, "flag"] if have and "flag" in key.columns else ""
-        diff = m - r.mean if have else np.nan
-        if unmatched:
-            status = f"unmatched: {r.match_note}"
-        elif not have:
-            status = "no value of ours for this metric"
-        elif _bad(m):
-            status = f"ours n/a{(': ' + flag) if flag else ''}"
-        else:
-            status = flag or ""
-        data.append({"dataset": r.dataset, "method": r.method,
-                     "our_method": "" if unmatched else r.our_method,
-                     "metric": r.metric, "ours_mean": m, "ours_std": s, "ref_mean": r.mean,
-                     "ref_std": r.std, "diff": diff, "source": r.source, "status": status})
-        rows.append([r.dataset, r.method, r.metric, _value(m, s), _value(r.mean, r.std),
-                     NA if _bad(diff) else f"{diff:+.3f}",
-                     r.source or "", status])
-    disp = pd.DataFrame(rows, columns=["dataset", "method", "metric", "ours", "published",
-                                       "Δ (ours − published)", "source", "status"])
+    rows = []
+    for _, g in cells.groupby("cell", sort=True):
+        p = next(g[g["primary"]].itertuples(index=False))
+        others = [_reading_text(r) for r in g[~g["primary"] & (g["verdict"] != "not selected")
+                                              ].itertuples(index=False)]
+        rows.append([p.table, p.dataset, p.published_as, p.metric, _value(p.ref_mean, p.ref_std),
+                     _value(p.ours_mean, p.ours_std),
+                     NA if _bad(p.diff) else f"{p.diff:+.3f}", _verdict_text(p),
+                     (p.our_method or p.name) + (f" ({p.reading})" if p.reading else ""),
+                     "; ".join(others)])
+    disp = pd.DataFrame(rows, columns=["table", "dataset", "published as", "metric",
+                                       "published", "ours", "Δ (ours − published)", "verdict",
+                                       "our method", "other readings"])
     units = "; ".join(f"{m}: {u}" for m, u in REFERENCE_METRICS.items()
-                      if m in set(ref["metric"]))
-    return Table("reference", "Published values beside ours", pd.DataFrame(data), disp,
-                 [f"Units: {units}."])
+                      if m in set(cells["metric"]))
+    notes = [*summary,
+             "Verdict of the primary reading (the reference file's `method` for the cell): "
+             "within the published std, within a tolerance where none is published "
+             "(1 pp for errors and accuracies), outside, not comparable (wall-clock time), or "
+             "not run; other readings follow in the last column (see DEFINITIONS.md).",
+             f"Units: {units}."]
+    return Table("reference", "Published values beside ours", cells, disp, notes)
+
+
+def short_labels(methods: list[str], max_len: int = 12) -> dict[str, str]:
+    """Column headers for a compact table: the labels themselves when all are at most
+    ``max_len`` characters long, else the letters A, B, ... (a key goes in the caption)."""
+    if all(len(m) <= max_len for m in methods):
+        return {m: m for m in methods}
+    letters = [chr(ord("A") + i % 26) + ("" if i < 26 else str(i // 26))
+               for i in range(len(methods))]
+    return dict(zip(methods, letters, strict=True))
+
+
+def paper_latex(err: pd.DataFrame, digits: int = 2) -> str:
+    """A compact LaTeX table in the papers' style: test error at the budget.
+
+    Data sets as rows, methods as columns (short labels, see :func:`short_labels`), cells
+    ``mean (std)`` with the lowest mean of each row in bold (ties at the printed precision
+    all bold), ``--`` where a method has no result.
+    """
+    methods = sorted(err["method"].unique())
+    short = short_labels(methods)
+    wide = err.pivot(index="dataset", columns="method", values="mean").reindex(columns=methods)
+    sd = err.pivot(index="dataset", columns="method", values="std").reindex(columns=methods)
+    rows = []
+    for d, row in wide.iterrows():
+        best = np.nanmin(np.round(row.to_numpy(dtype=float), digits)) if row.notna().any() \
+            else np.nan
+        cells = [tex_escape(str(d))]
+        for m in methods:
+            if _bad(row[m]):
+                cells.append("--")
+                continue
+            mean = fmt(row[m], digits)
+            cells.append((r"\textbf{" + mean + "}" if round(row[m], digits) == best else mean)
+                         + f" ({fmt(sd.loc[d, m], digits)})")
+        rows.append(cells)
+    return _latex(tex_escape(_paper_caption(short)), "error-at-budget-paper",
+                  ["data set"] + [tex_escape(short[m]) for m in methods], rows, small=True)
+
+
+def _paper_caption(short: dict[str, str]) -> str:
+    text = ("Test error (%) at the budget, mean (std) over folds x repetitions; "
+            "best per data set in bold.")
+    key = [f"{s}: {m}" for m, s in short.items() if s != m]
+    return text + (" " + "; ".join(key) + "." if key else "")

@@ -1,0 +1,148 @@
+"""Published values beside ours: one verdict per published cell and a summary per table.
+
+A *published cell* is one row of the reference file (:mod:`alprbf.report.io`): a value (and
+maybe a std) that a paper prints for one data set, method and metric.  Several *readings* may
+stand for it: the methods the reference row names (``method``, then ``other_readings``: the
+paper leaves a choice open and the config runs each), and, for ``components``, our count after
+and before the final split.  ``method`` with the first metric reading is the *primary*
+reading, whose verdict the summary counts; the others are printed beside it.
+
+Verdict (for each reading with a value of ours; Δ = ours − published):
+
+* ``within std``: ``|Δ| <= std`` where the paper publishes a std;
+* ``within <tolerance>``: ``|Δ| <= tolerance`` where it does not
+  (:data:`NO_STD_TOLERANCE`: 1 pp for errors, accuracies, AULC and the DUR target, 1 component,
+  1 label, 0.1 for the DUR ratio);
+* ``outside``: otherwise;
+* ``not comparable``: wall-clock times, measured on other hardware and software (Δ is still
+  printed);
+* ``not run``: the config has the method and data set but the results have no row of the cell
+  (a partial run, e.g. ``--only``); ``not selected``: left out by ``--methods``;
+  ``no value``: the cell ran but our measure does not apply (e.g. DUR without a baseline);
+  ``unmapped``: a name that matches no method or data set of the config (``alprbf validate``
+  refuses such a file).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+#: Tolerance (and how it is printed) where the paper publishes no std; None: no verdict.
+NO_STD_TOLERANCE: dict[str, tuple[float, str] | None] = {
+    "error_at_budget": (1.0, "1 pp"),
+    "accuracy_at_budget": (1.0, "1 pp"),
+    "rp_accuracy": (1.0, "1 pp"),
+    "aulc": (1.0, "1 pp"),
+    "dur_target": (1.0, "1 pp"),
+    "dur": (0.1, "0.1"),
+    "dur_labels": (1.0, "1 label"),
+    "components": (1.0, "1 component"),
+    "train_time_s": None,
+    "total_time_s": None,
+    "fit_seconds_per_query": None,
+}
+
+#: Our measures that may stand for a published metric, primary first, with a description.
+METRIC_READINGS: dict[str, tuple[tuple[str, str], ...]] = {
+    "components": (("components", "after the final split"),
+                   ("components_presplit", "before the final split")),
+}
+
+WITHIN_STD = "within std"
+OUTSIDE = "outside"
+NOT_COMPARABLE = "not comparable"
+NO_VALUE = "no value"
+
+
+def verdict(diff: float, std: float, metric: str) -> str:
+    """The verdict of one reading with a value of ours (see the module docstring)."""
+    if math.isnan(diff):
+        return NO_VALUE
+    tol = NO_STD_TOLERANCE.get(metric)
+    if not math.isnan(std):
+        return WITHIN_STD if abs(diff) <= std + 1e-9 else OUTSIDE
+    if tol is None:
+        return NOT_COMPARABLE
+    return f"within {tol[1]}" if abs(diff) <= tol[0] + 1e-9 else OUTSIDE
+
+
+def _metric_readings(metric: str) -> tuple[tuple[str, str], ...]:
+    return METRIC_READINGS.get(metric, ((metric, ""),))
+
+
+def compare(ref: pd.DataFrame, matched: pd.DataFrame, ours: pd.DataFrame) -> pd.DataFrame:
+    """Every reading of every published cell with ours, Δ and the verdict.
+
+    Parameters
+    ----------
+    ref : DataFrame
+        From :func:`alprbf.report.io.load_reference`.
+    matched : DataFrame
+        From :func:`alprbf.report.io.match_reference`.
+    ours : DataFrame
+        Long frame of our measures: ``dataset, method, metric, mean, std`` (and ``flag``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (cell, method reading, metric reading) with columns ``cell``, ``table``,
+        ``dataset``, ``published_as``, ``metric``, ``name``, ``our_method``, ``measure``,
+        ``reading`` (a description, e.g. ``"before the final split"``), ``primary``,
+        ``ours_mean``, ``ours_std``, ``ref_mean``, ``ref_std``, ``diff``, ``verdict``,
+        ``note``, ``source``.  A metric reading other than the first is left out where we have
+        no value for it (a model without a split).
+    """
+    key = ours.set_index(["dataset", "method", "metric"]).sort_index()
+    rows = []
+    for m in matched.itertuples(index=False):
+        r = ref.iloc[m.ref_row]
+        our_method = m.our_method if isinstance(m.our_method, str) else ""
+        for k, (measure, what) in enumerate(_metric_readings(r["metric"])):
+            k_ = (m.our_dataset, our_method, measure)
+            have = m.status == "ok" and k_ in key.index
+            mean = float(key.loc[k_, "mean"]) if have else np.nan
+            if k and np.isnan(mean):
+                continue
+            std = float(key.loc[k_, "std"]) if have else np.nan
+            flag = str(key.loc[k_, "flag"]) if have and "flag" in key.columns else ""
+            diff = mean - r["mean"]
+            rows.append({
+                "cell": m.ref_row, "table": r["table"], "dataset": r["dataset"],
+                "published_as": r["published_as"], "metric": r["metric"], "name": m.name,
+                "our_method": our_method, "measure": measure, "reading": what,
+                "primary": m.reading == 0 and k == 0, "ours_mean": mean, "ours_std": std,
+                "ref_mean": r["mean"], "ref_std": r["std"], "diff": diff,
+                "verdict": (verdict(diff, r["std"], r["metric"]) if m.status == "ok"
+                            else m.status),
+                "note": m.note or flag, "source": r["source"]})
+    return pd.DataFrame(rows)
+
+
+def summary(cells: pd.DataFrame) -> list[str]:
+    """One line per published table: how many of its cells agree (primary readings).
+
+    ``"seed 001 Table II: 20 of 24 cells within the published std; 4 outside; 0 not run"``;
+    counts of other verdicts (not comparable, not selected, no value, unmapped) follow when
+    there are any, and the tolerance used where the paper gives no std is named.
+    """
+    lines = []
+    for table, t in cells[cells["primary"]].groupby("table", sort=False):
+        v = t["verdict"]
+        within = v.str.startswith("within")
+        judged = t[v.isin([OUTSIDE]) | within]
+        tols = sorted({NO_STD_TOLERANCE[m][1] for m, sd in zip(judged["metric"],
+                                                               judged["ref_std"], strict=True)
+                       if math.isnan(sd) and NO_STD_TOLERANCE.get(m)})
+        where = f" ({', '.join(tols)} where none is given)" if tols else ""
+        parts = [f"{int(within.sum())} of {len(t)} cells within the published std{where}",
+                 f"{int((v == OUTSIDE).sum())} outside", f"{int((v == 'not run').sum())} not run"]
+        for other in (NOT_COMPARABLE, "not selected", NO_VALUE, "unmapped"):
+            n = int((v == other).sum())
+            if n:
+                parts.append(f"{n} {other}" + (" (wall-clock time on other hardware)"
+                                               if other == NOT_COMPARABLE else ""))
+        lines.append(f"{table or 'reference'}: " + "; ".join(parts))
+    return lines
