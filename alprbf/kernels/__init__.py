@@ -1,5 +1,26 @@
 """Structure-aware kernels and generative mixture classifiers (seed 003, §4.1-4.3.1).
 
-The variational density model of the pool, the CMM classifiers built on it, and the kernels
-that carry the pool's structure into an SVM (RWM, a project-defined GMM kernel, LAP, RBF).
+* :mod:`.density`: the variational mixture density of the pool (eqs 1-7), its
+  responsibilities and Mahalanobis distances, representativity (§5.1.1);
+* :mod:`.cmm`: the CMM_sha and CMM_sep classifiers (eqs 8-11);
+* :mod:`.refinement`: the transductive refinement (§4.2, a documented reconstruction);
+* :mod:`.gram`: Gram matrices of the RBF, RWM (eqs 12-16), project-defined GMM and LAP kernels.
 """
+
+from .cmm import CMMSeparate, CMMShared
+from .density import (
+    DensityOptions,
+    MixtureDensity,
+    fit_density,
+    log_density,
+    responsibilities,
+    squared_mahalanobis,
+)
+from .gram import KERNELS, LaplacianDeformation, gmm_gram, gram, lap_gram, rbf_gram, rwm_gram
+from .refinement import refine_density
+
+__all__ = [
+    "KERNELS", "CMMSeparate", "CMMShared", "DensityOptions", "LaplacianDeformation",
+    "MixtureDensity", "fit_density", "gmm_gram", "gram", "lap_gram", "log_density",
+    "rbf_gram", "refine_density", "responsibilities", "rwm_gram", "squared_mahalanobis",
+]

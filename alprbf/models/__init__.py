@@ -5,7 +5,8 @@ Adding a model is one module with its learner class plus one line in :data:`MODE
 
 from ..registry import Registry
 from .active_prbf import ActivePRBFLearner, IncrementalSSLPRBFLearner
-from .base import Learner, SklearnLearner, labeled_mask
+from .base import EstimatorLearner, Learner, SklearnLearner, labeled_mask
+from .cmm_learners import CMMSeparateLearner, CMMSharedLearner
 from .prbf_learners import (
     ConstrainedPRBFLearner,
     IncrementalPRBFSplitLearner,
@@ -36,6 +37,9 @@ MODELS: Registry[type[Learner]] = Registry("model", {
     "ssl_prbf": SemiSupervisedPRBFLearner,
     "active_prbf": ActivePRBFLearner,
     "incremental_ssl_prbf": IncrementalSSLPRBFLearner,
+    # seed 003: generative classifiers on variational mixture models of the pool
+    "cmm_sha": CMMSharedLearner,
+    "cmm_sep": CMMSeparateLearner,
     # sklearn baselines
     "svc": SVCLearner,
     "logistic_regression": LogisticRegressionLearner,
@@ -43,4 +47,4 @@ MODELS: Registry[type[Learner]] = Registry("model", {
     "random_forest": RandomForestLearner,
 })
 
-__all__ = ["MODELS", "Learner", "SklearnLearner", "labeled_mask"]
+__all__ = ["MODELS", "EstimatorLearner", "Learner", "SklearnLearner", "labeled_mask"]

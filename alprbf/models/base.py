@@ -75,6 +75,51 @@ class Learner:
         return None
 
 
+class EstimatorLearner(Learner):
+    """Adapter of an estimator of this project whose ``fit(X, y)`` takes ``y = nan`` on
+    unlabeled rows and whose ``classes`` parameter names every class of the task.
+
+    Subclasses set ``estimator_class``; its parameters are the learner's config parameters
+    (``random_state`` comes from the task seed, ``classes`` from the task).  Values are checked
+    when the learner is made (the estimator's ``validate_params``, ``ValueError``), so a bad
+    config fails before any task runs.  Every ``fit`` fits a clone with the task's classes
+    (:meth:`fit_estimator` may hand it more, e.g. a previous fit to warm-start from); with no
+    labeled row at all the learner predicts the uniform distribution.
+    """
+
+    estimator_class: type
+
+    def __init__(self, n_classes: int, random_state: int | None = None, **params: Any) -> None:
+        super().__init__(n_classes, random_state)
+        self.params = params
+        self.estimator = self.estimator_class(**params)
+        self.estimator.validate_params()
+        self.estimator_ = None
+
+    def fit(self, X, y):
+        y = np.asarray(y, dtype=np.float64)
+        self.estimator_ = None
+        if np.all(np.isnan(y)):
+            return self
+        est = clone(self.estimator).set_params(classes=np.arange(self.n_classes),
+                                               random_state=self.random_state)
+        self.estimator_ = self.fit_estimator(est, X, y)
+        return self
+
+    def fit_estimator(self, estimator, X, y):
+        """Fit the fresh clone ``estimator`` on this fit's data; returns it fitted."""
+        return estimator.fit(X, y)
+
+    def predict_log_proba(self, X):
+        if self.estimator_ is None:
+            return np.full((np.shape(X)[0], self.n_classes), -np.log(self.n_classes))
+        return self.estimator_.predict_log_proba(X)
+
+    def predict_proba(self, X):
+        p = np.exp(self.predict_log_proba(X))
+        return p / p.sum(axis=1, keepdims=True)
+
+
 class SklearnLearner(Learner):
     """Any sklearn classifier with ``predict_proba``, trained on the labeled rows only.
 

@@ -21,11 +21,6 @@ Warm-started learners are in :mod:`alprbf.models.active_prbf`.
 
 from __future__ import annotations
 
-from typing import Any
-
-import numpy as np
-from sklearn.base import clone
-
 from ..prbf import (
     PRBF,
     ConstrainedPRBF,
@@ -36,42 +31,16 @@ from ..prbf import (
     SelectedPRBFSplit,
     SemiSupervisedPRBF,
 )
-from .base import Learner
+from .base import EstimatorLearner
 
 
-class PRBFLearner(Learner):
+class PRBFLearner(EstimatorLearner):
     """Adapter of a :class:`~alprbf.prbf.PRBFClassifierBase` estimator (module docstring).
 
-    Subclasses set ``estimator_class``.  Parameter values are checked when the learner is
-    made (``ValueError``), so a bad config fails before any task runs.
+    Subclasses set ``estimator_class``.
     """
 
     estimator_class: type[PRBFClassifierBase]
-
-    def __init__(self, n_classes: int, random_state: int | None = None, **params: Any) -> None:
-        super().__init__(n_classes, random_state)
-        self.params = params
-        self.estimator = self.estimator_class(**params)
-        self.estimator.validate_params()
-
-    def fit(self, X, y):
-        y = np.asarray(y, dtype=np.float64)
-        self.estimator_ = None
-        if np.all(np.isnan(y)):
-            return self
-        est = clone(self.estimator).set_params(classes=np.arange(self.n_classes),
-                                               random_state=self.random_state)
-        self.estimator_ = est.fit(X, y)
-        return self
-
-    def predict_log_proba(self, X):
-        if self.estimator_ is None:
-            return np.full((np.shape(X)[0], self.n_classes), -np.log(self.n_classes))
-        return self.estimator_.predict_log_proba(X)
-
-    def predict_proba(self, X):
-        p = np.exp(self.predict_log_proba(X))
-        return p / p.sum(axis=1, keepdims=True)
 
     def model_size(self):
         if getattr(self, "estimator_", None) is None:

@@ -1,0 +1,685 @@
+"""The density model of the pool (seed 003, eqs 1-7 and §5.1.1): a variational mixture.
+
+This module owns the unsupervised model ``M0`` that the CMM classifiers (:mod:`.cmm`), the
+transductive refinement (:mod:`.refinement`) and the structure-aware kernels build on: its fit,
+its fitted parameters (:class:`MixtureDensity`), the quantities derived from it (eq 1 density,
+eq 2 responsibilities, eq 5 Mahalanobis distances, eq 7 component densities), and the choice
+of its hyper-parameters by *representativity* (a Parzen-window estimate of the pool and a
+symmetric Kullback-Leibler divergence).
+
+Model (eqs 1-7).  ``p(x) = sum_j pi_j p(x|j)`` with ``p(x|j) = N(x_cont | mu_j, Sigma_j) *
+prod_a M(x_a | delta_ja)``: a full-covariance Gaussian on the continuous columns times one
+multinomial per categorical column (columns flagged by a boolean mask, values integer codes
+``0, 1, ...``).
+
+Choices where the paper is silent (or points to other papers):
+
+* **VI fit.**  The Gaussian part is sklearn's ``BayesianGaussianMixture`` (full covariances,
+  ``weight_concentration_prior_type="dirichlet_distribution"``, i.e. the finite Dirichlet
+  model of Bishop's VI mixture, k-means initialisation, ``max_iter`` / ``tol`` /
+  ``reg_covar`` from :class:`DensityOptions`), started from ``n_components`` components (at
+  most one per row; default 20, the paper gives no start).  Convergence warnings are silenced
+  and recorded in :attr:`MixtureDensity.converged`.  sklearn refuses a single row; its update
+  for one row is then applied in closed form (``mu = x``,
+  ``Sigma = (prior + reg_covar I) / (D + 1)``).
+* **Pruning (J).**  After VI, a component whose weight stands for fewer than
+  ``min_component_rows`` rows (``pi_j * n < 1`` by default) is dropped and the weights are
+  renormalised; at least the heaviest component stays.
+* **Point estimates.**  The fitted model is the *plug-in* mixture of the variational posterior
+  means: ``pi = weights_``, ``mu = means_``, ``Sigma = covariances_`` (the inverse of the
+  expected precision; ``precisions_cholesky`` is sklearn's ``U`` with ``inv(Sigma) = U U^T``).
+  It is a proper density, as the KL divergence and the kernels need.  (sklearn's own
+  ``BayesianGaussianMixture.predict_proba`` / ``score_samples`` use the variational
+  expectations ``E[log pi_j]`` and ``E[log det Lambda_j]`` instead and are not normalised.)
+* **Categorical attributes (eqs 6-7).**  ``BayesianGaussianMixture`` has no multinomial
+  factors, so the components are found on the continuous columns and each component's
+  multinomials are the Dirichlet posterior means given its responsibilities:
+  ``delta_jak = (sum_i rho_ij [x_ia = k] + a) / (N_j + a K_a)`` with one pseudo-count
+  ``a = category_pseudo_count`` per category.  A code not seen in the fit (``>= K_a``) gets
+  the pseudo-count mass ``a / (N_j + a K_a)``.  ``K_a`` is the largest code + 1 (or given).
+  With no continuous column at all there is nothing for the Gaussian VI to cluster: the
+  model is then one component (independent multinomials).
+* **Covariance prior.**  ``covariance_prior = s * C + reg_covar * I`` where ``C`` is the
+  covariance of the continuous columns of the rows fitted (sklearn's default for ``s = 1``)
+  or a given matrix (per-class models pass the pool's), and ``s`` the grid's
+  ``covariance_prior_scale``; the degrees-of-freedom and mean priors are sklearn's defaults.
+* **Representativity (§5.1.1).**  The symmetric KL divergence ``KL(P||M) + KL(M||P)`` between
+  the Parzen estimate ``P`` of the rows and the mixture ``M``, each term by Monte Carlo:
+  ``KL(P||M) ~ mean_i [log P_-i(x_i) - log M(x_i)]`` over (up to ``n_mc``) pool rows, with
+  the leave-one-out Parzen density ``P_-i`` (the pool rows are the draws from ``P``; leaving
+  the row out removes the self-kernel bias); ``KL(M||P) ~ mean_s [log M(z_s) - log P(z_s)]``
+  over ``n_mc`` draws ``z_s`` from the mixture.  The estimates are noisy and may be slightly
+  negative; the grid point with the smallest value wins (the first among ties).
+* **Parzen window.**  Gaussian kernel with covariance ``h^2 (C + reg_covar I)`` (``C`` the
+  rows' covariance) and Silverman's rule of thumb ``h = (4 / ((D + 2) n))^(1 / (D + 4))``
+  (``D`` continuous dimensions); categorical columns use the Aitchison-Aitken kernel with
+  ``lambda_a = (K_a - 1) / (n + K_a)`` (mass ``1 - lambda_a`` on the row's category,
+  ``lambda_a / (K_a - 1)`` on each other one), whose marginal is add-one smoothing of the
+  category frequencies (``K_a >= 2`` so an unseen code keeps a positive mass).
+* **Grid.**  ``weight_concentration_priors x covariance_prior_scales`` (default 2 x 2); the
+  search is skipped (first grid point, ``representativity = nan``) with one grid point, fewer
+  than two rows or no continuous column.  All grid points use the same seed.  Cost: each grid
+  point is a full VI fit (on 4 000 x 36 rows, 20 components, about 4 s of one CPU), the
+  representativity adds well under a second, so the grid size is the cost factor.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import warnings
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+from scipy.linalg import solve_triangular
+from scipy.spatial.distance import cdist
+from scipy.special import logsumexp
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.mixture import BayesianGaussianMixture
+from sklearn.utils import check_random_state
+
+from ..validation import check_int, check_real
+
+_LOG_2PI = float(np.log(2.0 * np.pi))
+_BLOCK_CELLS = 2**22   # pairwise cells per block of the Parzen evaluation (32 MiB of float64)
+
+
+@dataclass(frozen=True)
+class DensityOptions:
+    """Settings of the VI fit and of the representativity search (see the module docstring).
+
+    Parameters
+    ----------
+    n_components : int, default=20
+        Components the VI starts from (capped at the number of rows); pruning sets J.
+    weight_concentration_priors : tuple of float, default=(0.01, 1.0)
+        Grid of the Dirichlet concentration ``alpha_0`` of the weights.
+    covariance_prior_scales : tuple of float, default=(0.1, 1.0)
+        Grid of the scale ``s`` of the Wishart prior covariance ``s * C``.
+    max_iter : int, default=100
+        VI iterations at most.
+    tol : float, default=1e-3
+        VI convergence threshold on the lower bound (per row).
+    reg_covar : float, default=1e-6
+        Added to every covariance diagonal (VI, prior and Parzen window).
+    min_component_rows : float, default=1.0
+        A component is pruned when ``pi_j * n`` is below this.
+    category_pseudo_count : float, default=1.0
+        Dirichlet pseudo-count ``a`` of every category of every component.
+    n_mc : int, default=1000
+        Monte Carlo draws per KL term of the representativity.
+    """
+
+    n_components: int = 20
+    weight_concentration_priors: tuple[float, ...] = (0.01, 1.0)
+    covariance_prior_scales: tuple[float, ...] = (0.1, 1.0)
+    max_iter: int = 100
+    tol: float = 1e-3
+    reg_covar: float = 1e-6
+    min_component_rows: float = 1.0
+    category_pseudo_count: float = 1.0
+    n_mc: int = 1000
+
+    def __post_init__(self) -> None:
+        owner = "DensityOptions"
+        check_int(owner, "n_components", self.n_components, 1)
+        check_int(owner, "max_iter", self.max_iter, 1)
+        check_int(owner, "n_mc", self.n_mc, 1)
+        for name in ("tol", "reg_covar", "min_component_rows", "category_pseudo_count"):
+            check_real(owner, name, getattr(self, name), 0.0)
+        if self.category_pseudo_count <= 0:
+            raise ValueError(f"{owner}: invalid category_pseudo_count="
+                             f"{self.category_pseudo_count!r}; valid: a real number > 0")
+        for name in ("weight_concentration_priors", "covariance_prior_scales"):
+            grid = getattr(self, name)
+            if np.ndim(grid) != 1 or len(grid) == 0:
+                raise ValueError(f"{owner}: invalid {name}={grid!r}; valid: a non-empty list")
+            for v in grid:
+                check_real(owner, name, v, 0.0)
+                if v <= 0:
+                    raise ValueError(f"{owner}: invalid {name}={grid!r}; valid: values > 0")
+            object.__setattr__(self, name, tuple(float(v) for v in grid))
+
+    def grid(self) -> list[tuple[float, float]]:
+        """The ``(weight_concentration_prior, covariance_prior_scale)`` pairs, in search order."""
+        return list(itertools.product(self.weight_concentration_priors,
+                                      self.covariance_prior_scales))
+
+    def at(self, weight_concentration_prior: float, covariance_prior_scale: float
+           ) -> DensityOptions:
+        """These options with the grid reduced to one point."""
+        return replace(self, weight_concentration_priors=(weight_concentration_prior,),
+                       covariance_prior_scales=(covariance_prior_scale,))
+
+
+@dataclass(frozen=True, eq=False)
+class MixtureDensity:
+    """A fitted mixture density (eqs 1-7); ``J`` components, ``D`` continuous columns.
+
+    Attributes
+    ----------
+    weights : ndarray of shape (J,)
+        Mixing coefficients ``pi_j`` (sum to 1).
+    means : ndarray of shape (J, D)
+    covariances : ndarray of shape (J, D, D)
+    precisions_cholesky : ndarray of shape (J, D, D)
+        Upper triangular ``U_j`` with ``inv(Sigma_j) = U_j U_j^T`` (sklearn's convention).
+    categorical : ndarray of bool, shape (n_features,)
+        Which columns of ``X`` are categorical; the others are the continuous part.
+    category_log_probs : tuple of ndarray, one (J, K_a) per categorical column
+        ``log delta_jak``; each row sums (in probability) to 1.
+    unseen_log_probs : ndarray of shape (J, n_categorical)
+        Log mass of a code ``>= K_a`` (not seen in the fit).
+    weight_concentration_prior, covariance_prior_scale : float
+        The grid point of this fit.
+    representativity : float
+        Symmetric KL divergence to the Parzen estimate (nan when not searched).
+    grid_scores : tuple of (float, float, float)
+        ``(weight_concentration_prior, covariance_prior_scale, symmetric KL)`` of every grid
+        point searched (empty when not searched).
+    converged : bool
+        Whether the VI met ``tol`` within ``max_iter``.
+    n_iter : int
+        VI iterations run.
+    """
+
+    weights: np.ndarray
+    means: np.ndarray
+    covariances: np.ndarray
+    precisions_cholesky: np.ndarray
+    categorical: np.ndarray
+    category_log_probs: tuple[np.ndarray, ...]
+    unseen_log_probs: np.ndarray
+    weight_concentration_prior: float = float("nan")
+    covariance_prior_scale: float = float("nan")
+    representativity: float = float("nan")
+    grid_scores: tuple[tuple[float, float, float], ...] = field(default=())
+    converged: bool = True
+    n_iter: int = 0
+
+    @property
+    def n_components(self) -> int:
+        """``J``."""
+        return len(self.weights)
+
+    @property
+    def n_features(self) -> int:
+        """Columns of the ``X`` the model describes (continuous + categorical)."""
+        return len(self.categorical)
+
+    @property
+    def n_categories(self) -> tuple[int, ...]:
+        """``K_a`` of every categorical column."""
+        return tuple(lp.shape[1] for lp in self.category_log_probs)
+
+
+# ---------------------------------------------------------------------------- column handling
+
+def categorical_mask(categorical, n_features: int) -> np.ndarray:
+    """Boolean mask of the categorical columns.
+
+    Parameters
+    ----------
+    categorical : array-like of bool, shape (n_features,), or None
+        None: every column is continuous.
+    n_features : int
+
+    Returns
+    -------
+    ndarray of bool, shape (n_features,)
+    """
+    if categorical is None:
+        return np.zeros(n_features, dtype=bool)
+    mask = np.asarray(categorical)
+    if mask.dtype != bool or mask.shape != (n_features,):
+        raise ValueError(f"categorical must be None or a boolean mask of {n_features} columns; "
+                         f"got {categorical!r}")
+    return mask
+
+
+def split_columns(X: np.ndarray, categorical: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Continuous part (n, D) and integer category codes (n, n_categorical) of ``X``.
+
+    Raises ``ValueError`` when a categorical value is not a non-negative integer.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    raw = X[:, categorical]
+    codes = raw.astype(np.int64) if raw.size else np.zeros(raw.shape, dtype=np.int64)
+    if raw.size and (not np.all(np.isfinite(raw)) or np.any(raw < 0) or np.any(codes != raw)):
+        raise ValueError("categorical columns must hold non-negative integer codes")
+    return X[:, ~categorical], codes
+
+
+def covariance_of(Xc: np.ndarray) -> np.ndarray:
+    """Sample covariance (D, D) of the rows (unbiased; zeros for a single row)."""
+    n, dim = Xc.shape
+    if n < 2:
+        return np.zeros((dim, dim))
+    return np.atleast_2d(np.cov(Xc, rowvar=False))
+
+
+def precision_cholesky(covariances: np.ndarray) -> np.ndarray:
+    """sklearn's precision Cholesky factors: upper ``U_j`` with ``inv(Sigma_j) = U_j U_j^T``.
+
+    Parameters
+    ----------
+    covariances : ndarray of shape (J, D, D)
+
+    Returns
+    -------
+    ndarray of shape (J, D, D)
+    """
+    out = np.empty_like(covariances)
+    for j, cov in enumerate(covariances):
+        L = np.linalg.cholesky(cov)
+        out[j] = solve_triangular(L, np.eye(len(cov)), lower=True).T
+    return out
+
+
+def fingerprint(*parts) -> str:
+    """A digest of arrays and plain values (decides whether a fitted model can be reused)."""
+    h = hashlib.blake2b(digest_size=16)
+    for p in parts:
+        if isinstance(p, np.ndarray):
+            a = np.ascontiguousarray(p)
+            h.update(repr((a.shape, a.dtype.str)).encode())
+            h.update(a.tobytes())
+        else:
+            h.update(repr(p).encode())
+    return h.hexdigest()
+
+
+# ------------------------------------------------------------------------ model quantities
+
+def _whitened_squares(Xc: np.ndarray, means: np.ndarray, prec_chol: np.ndarray) -> np.ndarray:
+    """``||(x - mu_j) U_j||^2`` for every row and component, shape (n, J)."""
+    out = np.empty((Xc.shape[0], len(means)))
+    for j, (mu, U) in enumerate(zip(means, prec_chol, strict=True)):
+        w = Xc @ U - mu @ U
+        out[:, j] = np.einsum("ij,ij->i", w, w)
+    return out
+
+
+def squared_mahalanobis(density: MixtureDensity, X: np.ndarray) -> np.ndarray:
+    """Squared Mahalanobis distances ``Delta_Sigma_j(x, mu_j)^2`` (eq 5), shape (n, J).
+
+    Parameters
+    ----------
+    density : MixtureDensity
+    X : ndarray of shape (n, n_features)
+        Only the continuous columns are used (zeros without any).
+    """
+    Xc, _ = split_columns(X, density.categorical)
+    return _whitened_squares(Xc, density.means, density.precisions_cholesky)
+
+
+def pairwise_squared_mahalanobis(density: MixtureDensity, X: np.ndarray,
+                                 Y: np.ndarray | None = None) -> np.ndarray:
+    """``Delta_Sigma_j(x, y)^2`` (eq 5) for every component and pair, shape (J, n, m).
+
+    Parameters
+    ----------
+    density : MixtureDensity
+    X : ndarray of shape (n, n_features)
+    Y : ndarray of shape (m, n_features) or None
+        None: ``Y = X``.
+    """
+    Xc, _ = split_columns(X, density.categorical)
+    Yc = Xc if Y is None else split_columns(Y, density.categorical)[0]
+    out = np.empty((density.n_components, len(Xc), len(Yc)))
+    for j, U in enumerate(density.precisions_cholesky):
+        out[j] = cdist(Xc @ U, Yc @ U, "sqeuclidean")
+    return out
+
+
+def log_component_densities(density: MixtureDensity, X: np.ndarray) -> np.ndarray:
+    """``log p(x | j)`` (eq 7: Gaussian eq 4 times the multinomials eq 6), shape (n, J)."""
+    Xc, codes = split_columns(X, density.categorical)
+    U = density.precisions_cholesky
+    log_det = np.sum(np.log(np.diagonal(U, axis1=1, axis2=2)), axis=1)
+    out = (-0.5 * _whitened_squares(Xc, density.means, U)
+           + log_det - 0.5 * Xc.shape[1] * _LOG_2PI)
+    for a, lp in enumerate(density.category_log_probs):
+        c = codes[:, a]
+        seen = c < lp.shape[1]
+        out[seen] += lp[:, c[seen]].T
+        out[~seen] += density.unseen_log_probs[:, a]
+    return out
+
+
+def _log_joint(density: MixtureDensity, X: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore"):
+        return log_component_densities(density, X) + np.log(density.weights)
+
+
+def log_density(density: MixtureDensity, X: np.ndarray) -> np.ndarray:
+    """``log p(x)`` (eq 1), shape (n,)."""
+    return logsumexp(_log_joint(density, X), axis=1)
+
+
+def log_responsibilities(density: MixtureDensity, X: np.ndarray) -> np.ndarray:
+    """``log rho_j(x) = log p(j | x)`` (eq 2), shape (n, J)."""
+    lj = _log_joint(density, X)
+    return lj - logsumexp(lj, axis=1, keepdims=True)
+
+
+def responsibilities(density: MixtureDensity, X: np.ndarray) -> np.ndarray:
+    """``rho_j(x) = p(j | x)`` (eq 2), shape (n, J); rows sum to 1."""
+    return np.exp(log_responsibilities(density, X))
+
+
+def sample(density: MixtureDensity, n: int, rng: np.random.Generator) -> np.ndarray:
+    """``n`` draws from the mixture, shape (n, n_features) (categorical columns as codes)."""
+    comp = rng.choice(density.n_components, size=n, p=density.weights)
+    out = np.empty((n, density.n_features))
+    cont = np.empty((n, density.means.shape[1]))
+    eps = rng.standard_normal(cont.shape)
+    for j in range(density.n_components):
+        rows = comp == j
+        if density.means.shape[1]:
+            L = np.linalg.cholesky(density.covariances[j])
+            cont[rows] = density.means[j] + eps[rows] @ L.T
+    out[:, ~density.categorical] = cont
+    cat_cols = np.flatnonzero(density.categorical)
+    for a, lp in enumerate(density.category_log_probs):
+        p = np.exp(lp[comp])
+        u = rng.random(n)[:, None]
+        out[:, cat_cols[a]] = np.minimum((np.cumsum(p, axis=1) < u).sum(axis=1), lp.shape[1] - 1)
+    return out
+
+
+def merge_mixtures(parts: list[MixtureDensity], shares) -> MixtureDensity:
+    """One mixture from several (same columns and ``K_a``), part ``i`` weighted by ``shares[i]``.
+
+    The result keeps the hyper-parameters and fit diagnostics of ``parts[0]``.
+
+    Parameters
+    ----------
+    parts : list of MixtureDensity
+    shares : array-like of shape (len(parts),)
+        Non-negative; normalised to sum to 1.
+    """
+    shares = np.asarray(shares, dtype=np.float64)
+    shares = shares / shares.sum()
+    cats = [np.concatenate([p.category_log_probs[a] for p in parts])
+            for a in range(len(parts[0].category_log_probs))]
+    return replace(
+        parts[0],
+        weights=np.concatenate([s * p.weights for s, p in zip(shares, parts, strict=True)]),
+        means=np.concatenate([p.means for p in parts]),
+        covariances=np.concatenate([p.covariances for p in parts]),
+        precisions_cholesky=np.concatenate([p.precisions_cholesky for p in parts]),
+        category_log_probs=tuple(cats),
+        unseen_log_probs=np.concatenate([p.unseen_log_probs for p in parts]))
+
+
+def subset_components(density: MixtureDensity, keep: np.ndarray) -> MixtureDensity:
+    """The mixture restricted to the components ``keep`` (weights renormalised)."""
+    w = density.weights[keep]
+    return replace(density, weights=w / w.sum(), means=density.means[keep],
+                   covariances=density.covariances[keep],
+                   precisions_cholesky=density.precisions_cholesky[keep],
+                   category_log_probs=tuple(lp[keep] for lp in density.category_log_probs),
+                   unseen_log_probs=density.unseen_log_probs[keep])
+
+
+# ------------------------------------------------------------------- representativity
+
+def silverman_bandwidth(n: int, dim: int) -> float:
+    """Silverman's rule-of-thumb factor ``(4 / ((dim + 2) n))^(1 / (dim + 4))``."""
+    return float((4.0 / ((dim + 2.0) * max(n, 1))) ** (1.0 / (dim + 4.0)))
+
+
+class ParzenWindow:
+    """Parzen-window (kernel) density estimate of a set of rows (module docstring).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, n_features)
+        The reference rows (the pool).
+    categorical : ndarray of bool, shape (n_features,), or None
+    n_categories : tuple of int or None
+        ``K_a`` per categorical column (default: largest code + 1, at least 2).
+    reg_covar : float, default=1e-6
+    bandwidth : float or None
+        The factor ``h``; None: :func:`silverman_bandwidth`.
+
+    Attributes
+    ----------
+    bandwidth : float
+    n_rows : int
+    """
+
+    def __init__(self, X, categorical=None, *, n_categories=None, reg_covar: float = 1e-6,
+                 bandwidth: float | None = None) -> None:
+        X = np.asarray(X, dtype=np.float64)
+        self.categorical = categorical_mask(categorical, X.shape[1])
+        Xc, self._codes = split_columns(X, self.categorical)
+        self.n_rows, dim = Xc.shape
+        self.bandwidth = float(bandwidth or silverman_bandwidth(self.n_rows, dim))
+        cov = covariance_of(Xc) + reg_covar * np.eye(dim)
+        self._chol = np.linalg.cholesky(cov) if dim else np.zeros((0, 0))
+        self._ref = self._whiten(Xc)
+        self._log_norm = -(0.5 * dim * _LOG_2PI + dim * np.log(self.bandwidth)
+                           + np.sum(np.log(np.diag(self._chol))))
+        if n_categories is None:
+            n_categories = self._codes.max(axis=0) + 1 if self._codes.size else []
+        K = np.maximum(np.asarray(n_categories, dtype=np.float64), 2.0)
+        lam = (K - 1.0) / (self.n_rows + K)
+        self._log_same = np.log1p(-lam)
+        self._log_other = np.log(lam / (K - 1.0))
+
+    def _whiten(self, Xc: np.ndarray) -> np.ndarray:
+        if not Xc.shape[1]:
+            return Xc
+        return solve_triangular(self._chol, Xc.T, lower=True).T / self.bandwidth
+
+    def log_density(self, X, exclude: np.ndarray | None = None) -> np.ndarray:
+        """``log P(x)``, shape (m,).
+
+        Parameters
+        ----------
+        X : ndarray of shape (m, n_features)
+        exclude : ndarray of int, shape (m,), or None
+            Leave-one-out: row ``i`` of ``X`` is the reference row ``exclude[i]``, whose
+            kernel is left out (the average is then over ``n - 1`` rows).
+        """
+        Xc, codes = split_columns(X, self.categorical)
+        Z = self._whiten(Xc)
+        m = len(Z)
+        out = np.empty(m)
+        step = max(1, _BLOCK_CELLS // max(self.n_rows, 1))
+        for s in range(0, m, step):
+            b = slice(s, min(s + step, m))
+            logk = -0.5 * cdist(Z[b], self._ref, "sqeuclidean") + self._log_norm
+            for a in range(codes.shape[1]):
+                same = codes[b, a][:, None] == self._codes[:, a][None, :]
+                logk += np.where(same, self._log_same[a], self._log_other[a])
+            if exclude is not None:
+                logk[np.arange(logk.shape[0]), exclude[b]] = -np.inf
+            out[b] = logsumexp(logk, axis=1)
+        return out - np.log(self.n_rows - (exclude is not None))
+
+
+def symmetric_kl(log_p_on_p: np.ndarray, log_q_on_p: np.ndarray,
+                 log_p_on_q: np.ndarray, log_q_on_q: np.ndarray) -> float:
+    """Monte Carlo ``KL(p||q) + KL(q||p)`` from log densities at draws of ``p`` and of ``q``.
+
+    Parameters
+    ----------
+    log_p_on_p, log_q_on_p : ndarray of shape (m_p,)
+        ``log p`` and ``log q`` at draws from ``p``.
+    log_p_on_q, log_q_on_q : ndarray of shape (m_q,)
+        ``log p`` and ``log q`` at draws from ``q``.
+    """
+    return float(np.mean(log_p_on_p - log_q_on_p) + np.mean(log_q_on_q - log_p_on_q))
+
+
+def representativity(density: MixtureDensity, X: np.ndarray, parzen: ParzenWindow | None = None,
+                     *, n_mc: int = 1000, random_state=None) -> float:
+    """Symmetric KL divergence between the Parzen estimate of ``X`` and ``density`` (§5.1.1).
+
+    Parameters
+    ----------
+    density : MixtureDensity
+    X : ndarray of shape (n, n_features)
+        The rows the Parzen window is built on (n >= 2).
+    parzen : ParzenWindow or None
+        Built on ``X`` (pass it to reuse it across grid points); None: built here.
+    n_mc : int
+        Pool rows (a random subset when ``n > n_mc``) and mixture draws per KL term.
+    random_state : int, RandomState or None
+
+    Returns
+    -------
+    float
+        Lower is more representative (0 for identical densities up to Monte Carlo noise).
+    """
+    X = np.asarray(X, dtype=np.float64)
+    if parzen is None:
+        parzen = ParzenWindow(X, density.categorical, n_categories=density.n_categories)
+    rng = np.random.default_rng(check_random_state(random_state).randint(2**31 - 1))
+    rows = np.arange(len(X)) if len(X) <= n_mc else np.sort(
+        rng.choice(len(X), size=n_mc, replace=False))
+    Z = sample(density, n_mc, rng)
+    return symmetric_kl(parzen.log_density(X[rows], exclude=rows), log_density(density, X[rows]),
+                        parzen.log_density(Z), log_density(density, Z))
+
+
+# ------------------------------------------------------------------------------ fitting
+
+def _category_log_probs(codes: np.ndarray, resp: np.ndarray, n_categories, pseudo: float
+                        ) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
+    """Dirichlet posterior means of the per-component multinomials (module docstring)."""
+    nk = resp.sum(axis=0)
+    logs, unseen = [], []
+    for a, K in enumerate(n_categories):
+        counts = resp.T @ (codes[:, a][:, None] == np.arange(K))
+        denom = nk[:, None] + pseudo * K
+        logs.append(np.log((counts + pseudo) / denom))
+        unseen.append(np.log(pseudo / denom[:, 0]))
+    unseen_arr = np.stack(unseen, axis=1) if unseen else np.zeros((resp.shape[1], 0))
+    return tuple(logs), unseen_arr
+
+
+def fit_mixture(X, categorical=None, *, weight_concentration_prior: float,
+                covariance_prior_scale: float, options: DensityOptions | None = None,
+                covariance_prior: np.ndarray | None = None, n_categories=None,
+                random_state=None) -> MixtureDensity:
+    """Fit the mixture at one grid point: VI, pruning, then the multinomials.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, n_features)
+        n >= 1.
+    categorical : ndarray of bool, shape (n_features,), or None
+    weight_concentration_prior : float
+        Dirichlet concentration ``alpha_0`` of the weights.
+    covariance_prior_scale : float
+        ``s`` of the prior covariance ``s * C + reg_covar * I``.
+    options : DensityOptions or None
+        Only the VI settings are used here (not the grids).
+    covariance_prior : ndarray of shape (D, D) or None
+        ``C``; None: the covariance of the continuous columns of ``X``.
+    n_categories : sequence of int or None
+        ``K_a`` per categorical column; None: largest code of ``X`` + 1.
+    random_state : int, RandomState or None
+        Seed of the k-means initialisation.
+
+    Returns
+    -------
+    MixtureDensity
+    """
+    options = options or DensityOptions()
+    X = np.asarray(X, dtype=np.float64)
+    mask = categorical_mask(categorical, X.shape[1])
+    Xc, codes = split_columns(X, mask)
+    n, dim = Xc.shape
+    if n == 0:
+        raise ValueError("the density model needs at least one row")
+    if n_categories is None:
+        n_categories = tuple(int(k) for k in codes.max(axis=0) + 1) if codes.size else ()
+    converged, n_iter = True, 0
+    if dim == 0:
+        weights = np.ones(1)
+        means, covs = np.zeros((1, 0)), np.zeros((1, 0, 0))
+        prec = covs.copy()
+    else:
+        C = covariance_of(Xc) if covariance_prior is None else np.asarray(covariance_prior)
+        prior = covariance_prior_scale * C + options.reg_covar * np.eye(dim)
+    if dim and n == 1:   # sklearn's VI needs two rows; its update for one row, in closed form
+        weights, means = np.ones(1), Xc.copy()
+        covs = ((prior + options.reg_covar * np.eye(dim)) / (dim + 1.0))[None]
+        prec = precision_cholesky(covs)
+    elif dim:
+        vi = BayesianGaussianMixture(
+            n_components=min(options.n_components, n), covariance_type="full",
+            weight_concentration_prior_type="dirichlet_distribution",
+            weight_concentration_prior=weight_concentration_prior,
+            covariance_prior=prior,
+            reg_covar=options.reg_covar, max_iter=options.max_iter, tol=options.tol,
+            random_state=random_state)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            vi.fit(Xc)
+        keep = vi.weights_ * n >= options.min_component_rows
+        keep[np.argmax(vi.weights_)] = True
+        weights = vi.weights_[keep] / vi.weights_[keep].sum()
+        means, covs = vi.means_[keep], vi.covariances_[keep]
+        prec = vi.precisions_cholesky_[keep]
+        converged, n_iter = bool(vi.converged_), int(vi.n_iter_)
+    gaussian = MixtureDensity(weights, means, covs, prec, np.zeros(dim, dtype=bool), (),
+                              np.zeros((len(weights), 0)))
+    cat_logs, unseen = _category_log_probs(codes, responsibilities(gaussian, Xc), n_categories,
+                                           options.category_pseudo_count)
+    return replace(gaussian, categorical=mask, category_log_probs=cat_logs,
+                   unseen_log_probs=unseen,
+                   weight_concentration_prior=float(weight_concentration_prior),
+                   covariance_prior_scale=float(covariance_prior_scale), converged=converged,
+                   n_iter=n_iter)
+
+
+def fit_density(X, categorical=None, options: DensityOptions | None = None, *,
+                covariance_prior: np.ndarray | None = None, n_categories=None,
+                random_state=None) -> MixtureDensity:
+    """Fit the density model with its hyper-parameters chosen by representativity (§5.1.1).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, n_features)
+        The rows to model (the pool, or one class's rows).
+    categorical : ndarray of bool, shape (n_features,), or None
+    options : DensityOptions or None
+        Start, VI settings and the grid (default :class:`DensityOptions`).
+    covariance_prior, n_categories :
+        As in :func:`fit_mixture`.
+    random_state : int, RandomState or None
+        One seed for every grid point's VI and one for the Monte Carlo draws.
+
+    Returns
+    -------
+    MixtureDensity
+        The most representative fit, with ``representativity`` and ``grid_scores``.
+    """
+    options = options or DensityOptions()
+    X = np.asarray(X, dtype=np.float64)
+    mask = categorical_mask(categorical, X.shape[1])
+    seed_fit, seed_mc = check_random_state(random_state).randint(2**31 - 1, size=2)
+    grid = options.grid()
+    searched = len(grid) > 1 and len(X) >= 2 and not np.all(mask)
+    fits, scores = [], []
+    parzen = ParzenWindow(X, mask, n_categories=n_categories,
+                          reg_covar=options.reg_covar) if searched else None
+    for wcp, scale in grid if searched else grid[:1]:
+        fit = fit_mixture(X, mask, weight_concentration_prior=wcp, covariance_prior_scale=scale,
+                          options=options, covariance_prior=covariance_prior,
+                          n_categories=n_categories, random_state=seed_fit)
+        fits.append(fit)
+        if searched:
+            kl = representativity(fit, X, parzen, n_mc=options.n_mc, random_state=seed_mc)
+            scores.append(kl if np.isfinite(kl) else np.inf)
+    if not searched:
+        return fits[0]
+    best = int(np.argmin(scores))
+    table = tuple((w, s, float(k)) for (w, s), k in zip(grid, scores, strict=True))
+    return replace(fits[best], representativity=float(scores[best]), grid_scores=table)

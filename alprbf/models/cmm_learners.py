@@ -1,0 +1,48 @@
+"""Loop adapters for the CMM classifiers of :mod:`alprbf.kernels.cmm` (seed 003, eqs 8-11).
+
+Each learner wraps one estimator class (``estimator_class``); its config parameters are the
+estimator's (``random_state`` comes from the task seed, ``classes`` from the task, so every
+class of the task has a posterior column and a class without labels has posterior 0).
+
+* With no labeled row at all the learner predicts the uniform distribution (the estimators
+  need one label).
+* Warm start: every ``fit`` passes the previously fitted estimator as ``previous``, so the
+  mixtures whose input did not change are reused -- the shared mixture of CMM_sha (fitted on
+  all rows, which stay the same through a task) is fitted once per task, and CMM_sep refits
+  only the class whose labeled rows changed.  The result is exactly the cold fit's.
+* ``model_size()`` is the number of mixture components used for prediction.
+"""
+
+from __future__ import annotations
+
+from ..kernels.cmm import CMMSeparate, CMMShared
+from .base import EstimatorLearner
+
+
+class CMMLearner(EstimatorLearner):
+    """Adapter of a CMM estimator (module docstring); subclasses set ``estimator_class``."""
+
+    estimator_class: type[CMMShared] | type[CMMSeparate]
+    previous_ = None      # the last fitted estimator (warm start)
+
+    def fit_estimator(self, estimator, X, y):
+        self.previous_ = estimator.fit(X, y, previous=self.previous_)
+        return self.previous_
+
+    def model_size(self):
+        return None if self.estimator_ is None else int(self.estimator_.n_components_)
+
+
+class CMMSharedLearner(CMMLearner):
+    """CMM_sha: one VI mixture of all rows, class weights per component from the labeled
+    rows (eqs 8-9); ``refine: true`` adds the transductive refinement (§4.2)."""
+
+    estimator_class = CMMShared
+    semi_supervised = True
+
+
+class CMMSeparateLearner(CMMLearner):
+    """CMM_sep: one VI mixture per class of the labeled rows, priors = class shares
+    (eqs 10-11)."""
+
+    estimator_class = CMMSeparate
