@@ -26,6 +26,7 @@ CHEAP = {
                             "inner_folds": 3, "n_init": 1},
     "tuned_svc": {"gamma_range": [-2, 0], "C_range": [0, 2], "inner_folds": 3},
     "random_forest": {"n_estimators": 20},
+    "kernel_svm": {"C_grid": [1.0, 10.0], "gamma_grid": [0.1, 1.0], "n_components": 4},
 }
 
 

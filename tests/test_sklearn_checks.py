@@ -24,6 +24,7 @@ SMALL = {
                           "inner_folds": 2, "n_init": 1},
     "ConstrainedPRBF": {"covariance_type": "diag"},
     "TunedSVC": {"gamma_range": (-1, 0), "C_range": (0, 1), "inner_folds": 3},
+    "KernelSVC": {"C_grid": (1.0,), "gamma_grid": (0.1, 1.0), "n_components": 3},
     "CMMShared": {"n_components": 4, "weight_concentration_priors": (0.1,),
                   "covariance_prior_scales": (0.5, 1.0), "n_mc": 200},
     "CMMSeparate": {"n_components": 4, "weight_concentration_priors": (0.1,),
@@ -48,7 +49,7 @@ def test_every_estimator_class_is_collected():
     names = {type(e).__name__ for e in ESTIMATORS}
     assert {"PRBF", "PRBFSplit", "SemiSupervisedPRBF", "IncrementalPRBFSplit",
             "SelectedIncrementalPRBFSplit", "SelectedPRBFSplit", "ConstrainedPRBF",
-            "TunedSVC", "CMMShared", "CMMSeparate"} <= names
+            "TunedSVC", "CMMShared", "CMMSeparate", "KernelSVC"} <= names
 
 
 @parametrize_with_checks(ESTIMATORS)

@@ -7,6 +7,7 @@ from ..registry import Registry
 from .active_prbf import ActivePRBFLearner, IncrementalSSLPRBFLearner
 from .base import EstimatorLearner, Learner, SklearnLearner, labeled_mask
 from .cmm_learners import CMMSeparateLearner, CMMSharedLearner
+from .kernel_svm import KernelSVMLearner
 from .prbf_learners import (
     ConstrainedPRBFLearner,
     IncrementalPRBFSplitLearner,
@@ -40,6 +41,7 @@ MODELS: Registry[type[Learner]] = Registry("model", {
     # seed 003: generative classifiers on variational mixture models of the pool
     "cmm_sha": CMMSharedLearner,
     "cmm_sep": CMMSeparateLearner,
+    "kernel_svm": KernelSVMLearner,
     # sklearn baselines
     "svc": SVCLearner,
     "logistic_regression": LogisticRegressionLearner,

@@ -1,0 +1,317 @@
+"""An SVM on any kernel of :mod:`.gram`, with the density model of the pool behind it.
+
+:class:`KernelSVC` is the classifier of seed 003's paradigms (RWM, GMM, LAP and RBF kernels,
+§4.3.1 and §5.1.2): ``fit(X, y)`` takes the whole training part (pool rows with ``y = nan``);
+the structure the kernel needs comes from all rows (the variational density model for RWM and
+GMM, the kNN graph of the pool for LAP), the SVM from the labeled rows.
+
+Choices where the paper is silent (parameters where they matter):
+
+* Tuning: ``C`` and ``gamma`` (and ``gamma_I``, ``gamma_A`` for LAP) by stratified inner
+  ``inner_folds``-fold CV (seed 003: 4) on the labeled rows, over ``10^{-3..2}`` by default,
+  once per task on the first labeled set (the paper's initial set) and kept by later fits of
+  the same task (``retune=True`` tunes at every fit).  Ties in the mean validation error go to
+  the first grid point in the order gamma, then C (both ascending: the smoother, more
+  regularised model).  With fewer than two rows in the smallest class the search is skipped:
+  ``C = 1`` and ``gamma = 1 / n_features`` (libsvm's default on z-scored data).
+* LAP: ``C = 1 / (2 gamma_A l)`` (LapSVM's relation, :func:`.gram.lapsvm_C`), so ``C`` is not
+  searched; the base kernel is the RBF with the searched ``gamma``.
+* Decision values: sklearn's ``SVC`` one-vs-rest decision values (``decision_function_shape=
+  "ovr"``).  The prediction is the class with the largest value, so it agrees with the
+  posteriors below (sklearn's own ``predict`` votes one-vs-one and can disagree).  The
+  multi-class ``|f(x)|`` that uncertainty sampling needs is the gap between the two largest
+  values (binary: ``|f(x)|``), :meth:`KernelSVC.margin`.
+* Posteriors: a softmax of the decision values (binary: ``sigmoid(f)``), classes without a label
+  get 0.  Not calibrated; it exists so that every strategy can use the SVM.
+* The density model is fitted once per ``X`` (it depends on the rows, not on the labels) and
+  reused by later fits of the same rows (``previous``).
+* With a single labeled class the classifier predicts that class.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+
+import numpy as np
+from scipy.special import log_softmax
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.model_selection import StratifiedKFold
+from sklearn.svm import SVC
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ..labels import encode_labels
+from ..validation import check_choice, check_int, check_real
+from .density import DensityOptions, fit_density, responsibilities
+from .gram import LaplacianDeformation, gmm_gram, lapsvm_C, rbf_gram, rwm_gram
+
+SVM_KERNELS = ("rbf", "rwm", "gmm", "lap")
+DEFAULT_GRID = (1e-3, 1e-2, 1e-1, 1.0, 1e1, 1e2)
+
+
+class KernelSVC(ClassifierMixin, BaseEstimator):
+    """SVM on a structure-aware kernel, tuned by inner CV (see the module docstring).
+
+    Parameters
+    ----------
+    kernel : {"rbf", "rwm", "gmm", "lap"}, default="rwm"
+        ``"gmm"`` is project-defined (:func:`.gram.gmm_gram`), not the paper's.
+    C, gamma : float or None, default=None
+        Fixed values; None: searched over ``C_grid`` / ``gamma_grid``.
+    C_grid, gamma_grid : sequence of float, default=10^{-3..2}
+    gamma_I_grid, gamma_A_grid : sequence of float, default=10^{-3..2} and (1e-2, 1)
+        LAP only: the intrinsic and ambient regularisation searched.
+    inner_folds : int, default=4
+    retune : bool, default=False
+        Tune at every fit instead of once per task.
+    alpha, beta : float, default=1.0
+        Weights of the continuous and categorical parts (eqs 14-16).
+    categorical : array-like of bool or None, default=None
+        Categorical (integer-coded) columns.
+    n_components : int, default=20
+        Components the density model starts from (RWM, GMM).
+    n_neighbors : int, default=7
+        kNN graph of the LAP kernel.
+    classes : array-like or None, default=None
+        Every class of the task (a class without labels gets posterior 0).
+    random_state : int or None, default=None
+        Seeds the density model and the inner folds.
+
+    Attributes
+    ----------
+    classes_ : ndarray (K,)
+    C_, gamma_, gamma_I_, gamma_A_ : float
+        The values used (``gamma_I_``/``gamma_A_`` nan unless LAP).
+    cv_error_ : float
+        Mean inner-CV error of the chosen values (nan when not searched).
+    density_ : MixtureDensity or None
+    svc_ : SVC or None
+        None with a single labeled class.
+    n_support_vectors_ : int
+    """
+
+    def __init__(self, kernel="rwm", C=None, gamma=None, C_grid=DEFAULT_GRID,
+                 gamma_grid=DEFAULT_GRID, gamma_I_grid=DEFAULT_GRID, gamma_A_grid=(1e-2, 1.0),
+                 inner_folds=4, retune=False, alpha=1.0, beta=1.0, categorical=None,
+                 n_components=20, n_neighbors=7, classes=None, random_state=None):
+        self.kernel = kernel
+        self.C = C
+        self.gamma = gamma
+        self.C_grid = C_grid
+        self.gamma_grid = gamma_grid
+        self.gamma_I_grid = gamma_I_grid
+        self.gamma_A_grid = gamma_A_grid
+        self.inner_folds = inner_folds
+        self.retune = retune
+        self.alpha = alpha
+        self.beta = beta
+        self.categorical = categorical
+        self.n_components = n_components
+        self.n_neighbors = n_neighbors
+        self.classes = classes
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ parameters
+
+    def validate_params(self) -> None:
+        """Raise ``ValueError`` naming the first invalid parameter."""
+        owner = type(self).__name__
+        check_choice(owner, "kernel", self.kernel, SVM_KERNELS)
+        check_int(owner, "inner_folds", self.inner_folds, 2)
+        check_int(owner, "n_components", self.n_components, 1)
+        check_int(owner, "n_neighbors", self.n_neighbors, 1)
+        for name in ("alpha", "beta"):
+            check_real(owner, name, getattr(self, name), 0.0)
+        if self.alpha + self.beta <= 0:
+            raise ValueError(f"{owner}: invalid alpha + beta = 0; valid: alpha + beta > 0")
+        for name in ("C", "gamma"):
+            value = getattr(self, name)
+            if value is not None:
+                _positive(owner, name, value)
+        for name in ("C_grid", "gamma_grid", "gamma_I_grid", "gamma_A_grid"):
+            grid = getattr(self, name)
+            if np.ndim(grid) != 1 or len(grid) == 0:
+                raise ValueError(f"{owner}: invalid {name}={grid!r}; valid: a non-empty list")
+            for v in grid:
+                _positive(owner, name, v)
+
+    # ------------------------------------------------------------------ fitting
+
+    def fit(self, X, y, previous: KernelSVC | None = None):
+        """Fit on the training part: structure from every row, the SVM from labeled rows.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, d)
+        y : array-like of shape (n,)
+            Labels, ``nan`` for unlabeled rows; at least one row labeled.
+        previous : KernelSVC, optional
+            An earlier fit of the same task: its density model or graph is reused when ``X`` is
+            the same, and its tuned values unless ``retune``.
+
+        Returns
+        -------
+        self
+        """
+        self.validate_params()
+        X = validate_data(self, X, dtype=np.float64)
+        self.classes_, codes = encode_labels(y, X.shape[0], self.classes)
+        lab = np.flatnonzero(codes >= 0)
+        if len(lab) == 0:
+            raise ValueError("KernelSVC needs at least one labeled row (y not nan)")
+        same = previous is not None and getattr(previous, "rows_key_", None) == _key(X)
+        self.rows_key_ = _key(X)
+        self.density_ = previous.density_ if same else self._fit_structure(X)
+        self._deformations = previous._deformations if same else {}
+        self.X_pool_ = X
+        self.labeled_ = lab
+        self.resp_ = None if self.density_ is None else responsibilities(self.density_, X)
+        y_lab = codes[lab]
+        self.present_ = np.unique(y_lab)
+        tuned = previous is not None and not self.retune and hasattr(previous, "C_")
+        if tuned:
+            self.C_, self.gamma_ = previous.C_, previous.gamma_
+            self.gamma_I_, self.gamma_A_ = previous.gamma_I_, previous.gamma_A_
+            self.cv_error_ = previous.cv_error_
+        else:
+            self._tune(lab, y_lab)
+        self.svc_ = None
+        self.n_support_vectors_ = 0
+        if len(self.present_) > 1:
+            K = self._gram(lab, lab)
+            self.svc_ = SVC(kernel="precomputed", C=self.C_, decision_function_shape="ovr")
+            self.svc_.fit(K, y_lab)
+            self.n_support_vectors_ = int(self.svc_.n_support_.sum())
+        return self
+
+    def _fit_structure(self, X):
+        if self.kernel not in ("rwm", "gmm"):
+            return None
+        cont = np.ones(X.shape[1], bool) if self.categorical is None else \
+            ~np.asarray(self.categorical, bool)
+        options = DensityOptions(n_components=min(self.n_components, X.shape[0]))
+        return fit_density(X, None if cont.all() else ~cont, options,
+                           random_state=self.random_state)
+
+    def _points(self):
+        """The grid of (gamma, gamma_I, gamma_A, C) to search, in tie-breaking order."""
+        gammas = [self.gamma] if self.gamma is not None else sorted(self.gamma_grid)
+        if self.kernel == "lap":
+            return [(g, gi, ga, None) for g in gammas for gi in sorted(self.gamma_I_grid)
+                    for ga in sorted(self.gamma_A_grid)]
+        Cs = [self.C] if self.C is not None else sorted(self.C_grid)
+        return [(g, np.nan, np.nan, c) for g in gammas for c in Cs]
+
+    def _tune(self, lab: np.ndarray, y_lab: np.ndarray) -> None:
+        points = self._points()
+        counts = np.bincount(y_lab)
+        n_splits = min(self.inner_folds, int(counts[counts > 0].min()))
+        searched = len(points) > 1 and len(self.present_) > 1 and n_splits >= 2
+        if not searched:
+            g, gi, ga, c = points[0]
+            if self.gamma is None and len(points) > 1:
+                g = 1.0 / self.n_features_in_
+            self._set(g, gi, ga, 1.0 if c is None and self.C is None else c, len(lab), np.nan)
+            return
+        folds = list(StratifiedKFold(n_splits, shuffle=True, random_state=self.random_state)
+                     .split(lab, y_lab))
+        best = None
+        for g, gi, ga, c in points:
+            self.gamma_, self.gamma_I_, self.gamma_A_ = g, gi, ga
+            K = self._gram(lab, lab)
+            C = c if c is not None else lapsvm_C(ga, len(lab))
+            err = np.mean([_fold_error(K, y_lab, tr, va, C) for tr, va in folds])
+            if best is None or err < best[-1] - 1e-12:
+                best = (g, gi, ga, c, err)
+        g, gi, ga, c, err = best
+        self._set(g, gi, ga, c, len(lab), err)
+
+    def _set(self, gamma, gamma_I, gamma_A, C, n_labeled, err) -> None:
+        self.gamma_, self.gamma_I_, self.gamma_A_ = float(gamma), float(gamma_I), float(gamma_A)
+        self.C_ = float(C) if C is not None else lapsvm_C(gamma_A, n_labeled)
+        self.cv_error_ = float(err)
+
+    # ------------------------------------------------------------------ kernels
+
+    def _gram(self, a, b, X_new=None) -> np.ndarray:
+        """Gram matrix between rows ``a`` (pool indices, or the rows ``X_new``) and the pool
+        rows ``b``."""
+        Xa = self.X_pool_[a] if X_new is None else X_new
+        Xb = self.X_pool_[b]
+        kw = dict(gamma=self.gamma_, categorical=self.categorical, alpha=self.alpha,
+                  beta=self.beta)
+        if self.kernel == "rbf":
+            return rbf_gram(Xa, Xb, **kw)
+        if self.kernel in ("rwm", "gmm"):
+            ra = self.resp_[a] if X_new is None else responsibilities(self.density_, X_new)
+            f = rwm_gram if self.kernel == "rwm" else gmm_gram
+            return f(Xa, Xb, resp_X=ra, resp_Z=self.resp_[b],
+                     precisions_cholesky=self.density_.precisions_cholesky, **kw)
+        lap = self._deformation(self.gamma_)
+        rows_a = lap.rows(index=a) if X_new is None else lap.rows(X=X_new)
+        return lap.gram(rows_a, lap.rows(index=b), gamma_I=self.gamma_I_, gamma_A=self.gamma_A_)
+
+    def _deformation(self, gamma: float) -> LaplacianDeformation:
+        if gamma not in self._deformations:
+            base = functools.partial(rbf_gram, gamma=gamma, categorical=self.categorical,
+                                     alpha=self.alpha, beta=self.beta)
+            shared = next(iter(self._deformations.values()), None)
+            self._deformations[gamma] = LaplacianDeformation(
+                self.X_pool_, base, n_neighbors=self.n_neighbors,
+                laplacian=None if shared is None else shared.laplacian)
+        return self._deformations[gamma]
+
+    # ------------------------------------------------------------------ prediction
+
+    def decision_function(self, X) -> np.ndarray:
+        """One-vs-rest decision values over all classes, shape (n, K) (``-inf`` for classes
+        without a label; a single labeled class gets 0)."""
+        check_is_fitted(self, "classes_")
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        out = np.full((X.shape[0], len(self.classes_)), -np.inf)
+        if self.svc_ is None:
+            out[:, self.present_] = 0.0
+            return out
+        f = self.svc_.decision_function(self._gram(None, self.labeled_, X_new=X))
+        if f.ndim == 1:          # binary: f > 0 favours the second present class
+            f = np.column_stack([-f / 2, f / 2])
+        out[:, self.present_] = f
+        return out
+
+    def margin(self, X) -> np.ndarray:
+        """Multi-class ``|f(x)|``: the gap between the two largest decision values (binary:
+        ``|f(x)|``), shape (n,); 0 with a single labeled class."""
+        f = self.decision_function(X)[:, self.present_]
+        if f.shape[1] < 2:
+            return np.zeros(f.shape[0])
+        top = np.sort(f, axis=1)[:, -2:]
+        return top[:, 1] - top[:, 0]
+
+    def predict_log_proba(self, X) -> np.ndarray:
+        """Log of the softmax of the decision values (not calibrated), shape (n, K)."""
+        f = self.decision_function(X)
+        with np.errstate(invalid="ignore"):
+            return log_softmax(f, axis=1)
+
+    def predict_proba(self, X) -> np.ndarray:
+        return np.exp(self.predict_log_proba(X))
+
+    def predict(self, X) -> np.ndarray:
+        return self.classes_[np.argmax(self.decision_function(X), axis=1)]
+
+
+def _positive(owner: str, name: str, value) -> None:
+    check_real(owner, name, value, 0.0)
+    if value <= 0:
+        raise ValueError(f"{owner}: invalid {name}={value!r}; valid: a real number > 0")
+
+
+def _fold_error(K: np.ndarray, y: np.ndarray, tr: np.ndarray, va: np.ndarray, C: float) -> float:
+    if len(np.unique(y[tr])) < 2:
+        return float(np.mean(y[va] != y[tr][0]))
+    svc = SVC(kernel="precomputed", C=C).fit(K[np.ix_(tr, tr)], y[tr])
+    return float(np.mean(svc.predict(K[np.ix_(va, tr)]) != y[va]))
+
+
+def _key(X: np.ndarray) -> str:
+    return hashlib.sha256(np.ascontiguousarray(X).tobytes()).hexdigest() + str(X.shape)

@@ -1,0 +1,29 @@
+"""Loop adapter of :class:`alprbf.kernels.svm.KernelSVC` (seed 003's SVM paradigms).
+
+Its config parameters are the estimator's (``kernel``: rbf, rwm, gmm (project-defined) or
+lap; the grids; ``inner_folds``...).  Every ``fit`` hands the previous fit to the estimator, so
+the density model (or the LAP graph) of the training part is built once per task and the SVM's
+parameters are tuned on the first labeled set, as seed 003 §5.1.2 does.  ``model_size()`` is
+the number of support vectors.
+"""
+
+from __future__ import annotations
+
+from ..kernels.svm import KernelSVC
+from .base import EstimatorLearner
+
+
+class KernelSVMLearner(EstimatorLearner):
+    """SVM on a structure-aware kernel (RWM, project-defined GMM, LAP) or the RBF kernel,
+    tuned by inner CV once per task (seed 003 §4.3.1, §5.1.2)."""
+
+    estimator_class = KernelSVC
+    semi_supervised = True
+    previous_ = None
+
+    def fit_estimator(self, estimator, X, y):
+        self.previous_ = estimator.fit(X, y, previous=self.previous_)
+        return self.previous_
+
+    def model_size(self):
+        return None if self.estimator_ is None else int(self.estimator_.n_support_vectors_)

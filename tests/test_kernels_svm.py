@@ -1,0 +1,137 @@
+"""KernelSVC: the SVM on structure-aware kernels (alprbf/kernels/svm.py)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_iris
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC
+from typer.testing import CliRunner
+
+from alprbf.cli import app
+from alprbf.kernels.svm import KernelSVC
+
+SMALL = {"C_grid": (1.0, 10.0), "gamma_grid": (0.1, 1.0), "n_components": 4}
+
+
+def _data(seed=0, labeled=30):
+    X, y = load_iris(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    rng = np.random.default_rng(seed)
+    y_obs = np.full(len(y), np.nan)
+    show = rng.choice(len(y), labeled, replace=False)
+    y_obs[show] = y[show]
+    return X, y, y_obs
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "rwm", "gmm", "lap"])
+def test_every_kernel_gives_consistent_finite_outputs(kernel):
+    X, y, y_obs = _data()
+    m = KernelSVC(kernel=kernel, random_state=0, **SMALL).fit(X, y_obs)
+    P = m.predict_proba(X)
+    assert P.shape == (150, 3) and np.all(np.isfinite(P))
+    np.testing.assert_allclose(P.sum(axis=1), 1.0, atol=1e-12)
+    f = m.decision_function(X)
+    np.testing.assert_array_equal(m.predict(X), m.classes_[np.argmax(f, axis=1)])
+    np.testing.assert_array_equal(np.argmax(P, axis=1), np.argmax(f, axis=1))
+    top = np.sort(f, axis=1)
+    np.testing.assert_allclose(m.margin(X), top[:, -1] - top[:, -2])
+    assert np.mean(m.predict(X) == y) > 0.8
+
+
+def test_fixed_rbf_equals_sklearn_svc():
+    X, y, y_obs = _data(1)
+    lab = ~np.isnan(y_obs)
+    m = KernelSVC(kernel="rbf", C=3.0, gamma=0.5).fit(X, y_obs)
+    ref = SVC(kernel="rbf", C=3.0, gamma=0.5, decision_function_shape="ovr")
+    ref.fit(X[lab], y_obs[lab].astype(int))
+    # same problem; the two libsvm runs differ only within the solver's tolerance (1e-3)
+    np.testing.assert_allclose(m.decision_function(X), ref.decision_function(X), atol=1e-3)
+    np.testing.assert_array_equal(m.predict(X), np.argmax(ref.decision_function(X), axis=1))
+    assert np.isnan(m.cv_error_) and m.C_ == 3.0 and m.gamma_ == 0.5
+
+
+def test_tuning_is_the_best_grid_point_by_inner_cv():
+    from sklearn.model_selection import StratifiedKFold
+
+    X, y, y_obs = _data(2, labeled=40)
+    m = KernelSVC(kernel="rbf", random_state=3, **SMALL).fit(X, y_obs)
+    lab = np.flatnonzero(~np.isnan(y_obs))
+    yl = y_obs[lab].astype(int)
+    folds = list(StratifiedKFold(4, shuffle=True, random_state=3).split(lab, yl))
+    errs = {}
+    for g in SMALL["gamma_grid"]:
+        for c in SMALL["C_grid"]:
+            e = [np.mean(SVC(C=c, gamma=g).fit(X[lab[tr]], yl[tr]).predict(X[lab[va]])
+                         != yl[va]) for tr, va in folds]
+            errs[(g, c)] = np.mean(e)
+    best = min(errs.values())
+    first = next(k for k, v in errs.items() if v <= best + 1e-12)
+    assert (m.gamma_, m.C_) == first and m.cv_error_ == pytest.approx(best)
+
+
+def test_warm_fit_reuses_the_density_and_the_tuned_values():
+    X, y, y_obs = _data(3)
+    first = KernelSVC(kernel="rwm", random_state=0, **SMALL).fit(X, y_obs)
+    y2 = y_obs.copy()
+    pool = np.flatnonzero(np.isnan(y2))
+    y2[pool[:5]] = y[pool[:5]]
+    warm = KernelSVC(kernel="rwm", random_state=0, **SMALL).fit(X, y2, previous=first)
+    assert warm.density_ is first.density_ and (warm.C_, warm.gamma_) == (first.C_, first.gamma_)
+    cold = KernelSVC(kernel="rwm", random_state=0, **SMALL).fit(X, y2)
+    assert cold.density_ is not first.density_
+
+
+@pytest.mark.parametrize("case", ["one_per_class", "duplicates", "constant", "wide",
+                                  "categorical_only"])
+@pytest.mark.parametrize("kernel", ["rbf", "rwm", "gmm", "lap"])
+def test_edge_cases_stay_finite(case, kernel):
+    rng = np.random.default_rng(0)
+    X, y, y_obs = _data(4)
+    categorical = None
+    if case == "one_per_class":
+        y_obs = np.full(len(y), np.nan)
+        for k in range(3):
+            y_obs[np.flatnonzero(y == k)[0]] = k
+    elif case == "duplicates":
+        X = np.repeat(X[:50], 3, axis=0)
+        y, y_obs = np.repeat(y[:50], 3), np.repeat(y_obs[:50], 3)
+    elif case == "constant":
+        X = np.column_stack([X, np.ones(len(X))])
+    elif case == "wide":
+        X = np.column_stack([X, rng.normal(size=(len(X), 40))])
+    else:
+        X = rng.integers(0, 3, size=(len(X), 3)).astype(float)
+        X[:, 0] = y
+        categorical = [True, True, True]
+    if np.all(np.isnan(y_obs[~np.isnan(y_obs)])):
+        pytest.fail("no label")
+    m = KernelSVC(kernel=kernel, categorical=categorical, random_state=0, **SMALL)
+    P = m.fit(X, y_obs).predict_proba(X)
+    assert np.all(np.isfinite(P)) and np.allclose(P.sum(axis=1), 1.0)
+
+
+@pytest.mark.parametrize("params,word", [
+    ({"gamma": -1.0}, "gamma"), ({"kernel": "rwn"}, "did you mean 'rwm'"),
+    ({"alpha": 0.0, "beta": 0.0}, "alpha + beta"), ({"C_grid": []}, "C_grid")])
+def test_bad_parameters_are_one_line_errors(tmp_path, params, word):
+    with pytest.raises(ValueError, match=re.escape(word.split("'")[0])):
+        KernelSVC(**params).validate_params()
+    import yaml
+
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(yaml.safe_dump({
+        "name": "bad", "dataset": "iris", "model": {"name": "kernel_svm", "params": params},
+        "protocol": {"folds": 2, "initial": {"method": "random", "size": 6}, "budget": 2}}))
+    result = CliRunner().invoke(app, ["validate", str(cfg)])
+    assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1
+    assert word in result.stderr
+
+
+def test_a_graph_with_more_neighbours_than_rows_is_refused():
+    X, y, y_obs = _data(5)
+    with pytest.raises(ValueError, match="n_neighbors"):
+        KernelSVC(kernel="lap", n_neighbors=200, **SMALL).fit(X, y_obs)
