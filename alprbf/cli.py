@@ -153,6 +153,10 @@ def check_record(
     from .record import check_record as check
 
     checked, differences = check(load_config(config, scale=scale), record, only, jobs=jobs)
+    if not checked and not differences:
+        typer.echo(f"{record}: none of the tasks matching {' '.join(only)} is recorded yet "
+                   "(nothing to check)")
+        return
     for d in differences:
         typer.echo(f"changed: {d}")
     if differences:
