@@ -12,7 +12,7 @@ import warnings
 
 import typer
 
-from .errors import DataWarning, UserError, did_you_mean
+from .errors import UserError, did_you_mean, one_line_warning
 
 
 def user_errors(fn):
@@ -34,13 +34,6 @@ def check_choice(value: str | None, choices: tuple[str, ...], option: str) -> No
     if value is not None and value not in choices:
         raise UserError(f"{option} '{value}' is not valid{did_you_mean(value, choices)}; valid: "
                         + ", ".join(choices))
-
-
-def one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    """Show a warning as one ``warning:`` line on stderr (no source line, no traceback)."""
-    text = str(message).strip().splitlines()
-    kind = "" if issubclass(category, DataWarning) else f"{category.__name__}: "
-    print(f"warning: {kind}{text[0] if text else ''}", file=file or sys.stderr)
 
 
 def run_app(app: typer.Typer) -> None:

@@ -6,11 +6,12 @@ missing file).  The CLI prints its message on one line and exits with code 2, wi
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable
 
 from .validation import did_you_mean
 
-__all__ = ["DataWarning", "UserError", "did_you_mean", "unknown_name"]
+__all__ = ["DataWarning", "UserError", "did_you_mean", "one_line_warning", "unknown_name"]
 
 
 class UserError(Exception):
@@ -20,6 +21,14 @@ class UserError(Exception):
 class DataWarning(UserWarning):
     """Something done to the user's data that they should know (e.g. rows dropped); the CLI
     shows it as one ``warning:`` line."""
+
+
+def one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Show a warning as one ``warning:`` line on stderr (no source line); install it as
+    ``warnings.showwarning`` (the CLI and every worker process do)."""
+    text = str(message).strip().splitlines()
+    kind = "" if issubclass(category, DataWarning) else f"{category.__name__}: "
+    print(f"warning: {kind}{text[0] if text else ''}", file=file or sys.stderr)
 
 
 def unknown_name(kind: str, value: str, choices: Iterable[str]) -> UserError:

@@ -11,6 +11,7 @@ import contextlib
 import signal
 import threading
 import time
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +22,7 @@ from threadpoolctl import threadpool_limits
 
 from .checkpoint import Checkpoint, checkpoint_file
 from .datasets import Dataset
-from .errors import UserError
+from .errors import UserError, one_line_warning
 from .protocol import Task, run_task
 
 BACKENDS = ("loky", "dask")
@@ -55,6 +56,7 @@ def _execute(task: Task, ds: Dataset, protocol, on_query=None,
     """Run a task with single-threaded BLAS (parallelism comes from the task fan-out and,
     inside a query, from ``threads`` Python threads)."""
     t0 = time.perf_counter()
+    warnings.showwarning = one_line_warning   # a worker's warnings: one line each, too
     ckpt = checkpoints.for_task(task) if checkpoints is not None else None
     with threadpool_limits(limits=1):
         df = run_task(task, ds, protocol, on_query=on_query, checkpoint=ckpt, threads=threads)
