@@ -519,13 +519,8 @@ class LaplacianDeformation:
     projected once (``G = Q^T B^T k_x``, :meth:`rows`). :meth:`gram_direct` evaluates the
     direct formula (one LU solve) for checks.
 
-    Cost, measured at N = 4 000 with 500 labeled rows (``benchmarks/bench_kernels.py``, one BLAS
-    thread, CPU time, relative to ONE direct evaluation; three runs): the decomposition 2.7-3.1,
-    projecting the labeled rows 0.3, each grid point 0.03; a 4 x 4 grid 3.4-3.9 in all, against
-    16 (or 7, one per distinct ratio) for the direct formula. An eigendecomposition of ``A``
-    would make ``I + c T`` diagonal but costs 5.5-6.6 by itself. The goal first set, 1.5, is
-    out of reach for any exact method of this kind: the orthogonal reduction alone takes
-    4/3 N^3 flops, twice the 2/3 N^3 of the LU, and forming ``A`` 4/3 N^3 more.
+    Cost: the reduction is paid once per base kernel, each grid point is one banded Cholesky;
+    measured against the direct formula in ``docs/notes.md``, 'LAP deformation cost'.
 
     Choices where the papers are silent: binary kNN weights with the "or" symmetrisation
     (:func:`knn_laplacian`); Belkin et al.'s ``1 / N^2`` scaling of the intrinsic term, N = the
