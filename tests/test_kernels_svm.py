@@ -34,7 +34,8 @@ def test_every_kernel_gives_consistent_finite_outputs(kernel):
     P = m.predict_proba(X)
     assert P.shape == (150, 3) and np.all(np.isfinite(P))
     np.testing.assert_allclose(P.sum(axis=1), 1.0, atol=1e-12)
-    f = m.decision_function(X)
+    f = m.scores(X)
+    np.testing.assert_array_equal(m.decision_function(X), f)      # three classes: (n, K)
     np.testing.assert_array_equal(m.predict(X), m.classes_[np.argmax(f, axis=1)])
     np.testing.assert_array_equal(np.argmax(P, axis=1), np.argmax(f, axis=1))
     top = np.sort(f, axis=1)
@@ -135,3 +136,12 @@ def test_a_graph_with_more_neighbours_than_rows_is_refused():
     X, y, y_obs = _data(5)
     with pytest.raises(ValueError, match="n_neighbors"):
         KernelSVC(kernel="lap", n_neighbors=200, **SMALL).fit(X, y_obs)
+
+
+def test_binary_decision_function_is_sklearns_convention():
+    X, y, y_obs = _data(6, labeled=40)
+    keep = y < 2
+    m = KernelSVC(kernel="rwm", random_state=0, **SMALL).fit(X[keep], y_obs[keep])
+    d = m.decision_function(X[keep])
+    assert d.shape == (keep.sum(),)
+    np.testing.assert_array_equal(m.predict(X[keep]), m.classes_[(d > 0).astype(int)])

@@ -264,6 +264,16 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------ prediction
 
     def decision_function(self, X) -> np.ndarray:
+        """Decision values: shape (n,) with two classes (positive favours ``classes_[1]``),
+        else the one-vs-rest values of every class, shape (n, K) (see :meth:`scores`)."""
+        f = self.scores(X)
+        if f.shape[1] != 2:
+            return f
+        with np.errstate(invalid="ignore"):
+            d = f[:, 1] - f[:, 0]
+        return np.where(np.isnan(d), 0.0, d)
+
+    def scores(self, X) -> np.ndarray:
         """One-vs-rest decision values over all classes, shape (n, K) (``-inf`` for classes
         without a label; a single labeled class gets 0)."""
         check_is_fitted(self, "classes_")
@@ -281,7 +291,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
     def margin(self, X) -> np.ndarray:
         """Multi-class ``|f(x)|``: the gap between the two largest decision values (binary:
         ``|f(x)|``), shape (n,); 0 with a single labeled class."""
-        f = self.decision_function(X)[:, self.present_]
+        f = self.scores(X)[:, self.present_]
         if f.shape[1] < 2:
             return np.zeros(f.shape[0])
         top = np.sort(f, axis=1)[:, -2:]
@@ -289,7 +299,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
 
     def predict_log_proba(self, X) -> np.ndarray:
         """Log of the softmax of the decision values (not calibrated), shape (n, K)."""
-        f = self.decision_function(X)
+        f = self.scores(X)
         with np.errstate(invalid="ignore"):
             return log_softmax(f, axis=1)
 
@@ -297,7 +307,8 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         return np.exp(self.predict_log_proba(X))
 
     def predict(self, X) -> np.ndarray:
-        return self.classes_[np.argmax(self.decision_function(X), axis=1)]
+        best = np.argmax(self.scores(X), axis=1)     # checks the fitted state first
+        return self.classes_[best]
 
 
 def _positive(owner: str, name: str, value) -> None:
