@@ -47,8 +47,8 @@ def kernel_report() -> dict[str, object]:
     """What chose this process's kernels: the CPU, the variables, the BLAS kernel in use."""
     from threadpoolctl import threadpool_info
 
-    blas = [f"{d.get('internal_api')} {d.get('version')} {d.get('architecture')}"
-            for d in threadpool_info() if d.get("user_api") == "blas"]
+    blas = sorted(f"{d.get('internal_api')} {d.get('version')} {d.get('architecture')}"
+                  for d in threadpool_info() if d.get("user_api") == "blas")  # load order varies
     return {
         "cpu": _cpu_model(),
         "machine": platform.machine(),
