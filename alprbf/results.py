@@ -132,6 +132,17 @@ def write_task(df: pd.DataFrame, path: Path, execution: dict | None = None,
                  .encode())
 
 
+def _checksum_problem(path: Path, data: bytes) -> str | None:
+    """Why ``data`` (the bytes of task file ``path``) cannot be trusted, or None."""
+    try:
+        expected = checksum_file(path).read_text().split()[0]
+    except (OSError, IndexError):
+        return "has no checksum file"
+    if hashlib.sha256(data).hexdigest() != expected:
+        return "does not match its checksum (damaged or edited)"
+    return None
+
+
 def task_problem(path: str | Path) -> str | None:
     """Why the task file ``path`` cannot be trusted, or None when its checksum holds.
 
@@ -140,32 +151,36 @@ def task_problem(path: str | Path) -> str | None:
     """
     path = Path(path)
     try:
-        expected = checksum_file(path).read_text().split()[0]
-    except (OSError, IndexError):
-        return "has no checksum file"
-    try:
-        actual = hashlib.sha256(path.read_bytes()).hexdigest()
+        data = path.read_bytes()
     except OSError as exc:
         return f"cannot be read ({exc.strerror})"
-    return None if actual == expected else "does not match its checksum (damaged or edited)"
+    return _checksum_problem(path, data)
 
 
-def task_config_digest(path: str | Path) -> str | None:
-    """The config digest recorded in a task file (None for files written without one)."""
+def _read_table(path: Path, verify: bool = False, expected_digest: str | None = None
+                ) -> pa.Table:
+    """The rows of one task file as an Arrow table with exactly the columns of :data:`SCHEMA`.
+
+    The file is read once; with ``verify`` its bytes are checked against the checksum file
+    and its recorded config digest (if any) against ``expected_digest`` (if given).
+    """
     try:
-        meta = pq.read_schema(path).metadata or {}
+        data = path.read_bytes()
+        table = pq.read_table(pa.BufferReader(data))
     except (pa.ArrowException, OSError) as exc:
         raise UserError(f"unreadable result file {path}: {exc}") from None
-    value = meta.get(CONFIG_DIGEST_KEY)
-    return None if value is None else value.decode()
-
-
-def _read_table(path: Path) -> pa.Table:
-    """The rows of one task file as an Arrow table with exactly the columns of :data:`SCHEMA`."""
-    try:
-        table = pq.read_table(path)
-    except (pa.ArrowException, OSError) as exc:
-        raise UserError(f"unreadable result file {path}: {exc}") from None
+    if verify:
+        problem = _checksum_problem(path, data)
+        if problem:
+            raise UserError(f"task file {path} {problem}; run the experiment again into "
+                            f"{path.parent.parent} (alprbf run) to redo that task, or delete "
+                            "the file")
+        digest = (table.schema.metadata or {}).get(CONFIG_DIGEST_KEY)
+        if expected_digest is not None and digest is not None \
+                and digest.decode() != expected_digest:
+            raise UserError(f"{path.parent.parent} mixes the results of two configs: "
+                            f"{path.name} was written by config {digest.decode()}, run.json is "
+                            f"of config {expected_digest}; keep one experiment per directory")
     for c in OPTIONAL_COLUMNS:
         if c not in table.column_names:
             table = table.append_column(c, pa.nulls(table.num_rows, SCHEMA.field(c).type))
@@ -180,7 +195,7 @@ def _read_table(path: Path) -> pa.Table:
 
 
 def read_task(path: str | Path) -> pd.DataFrame:
-    """The rows of one task file, columns as in :data:`COLUMNS`.
+    """The rows of one task file, columns as in :data:`COLUMNS` (not verified).
 
     Raises
     ------
@@ -188,35 +203,6 @@ def read_task(path: str | Path) -> pd.DataFrame:
         If the file is unreadable, lacks columns of the schema or does not match it.
     """
     return _read_table(Path(path)).to_pandas()
-
-
-def check_directory(out: str | Path) -> None:
-    """Refuse a results directory whose task files cannot be trusted.
-
-    Every task file must match its checksum, and every task file that records a config digest
-    must record the digest of the directory's ``run.json`` (when there is one): a directory
-    that mixes the task files of two configs is refused.
-
-    Raises
-    ------
-    UserError
-        One line naming the first file that fails and what to do.
-    """
-    files = task_files(out)
-    for p in files:
-        problem = task_problem(p)
-        if problem:
-            raise UserError(f"task file {p} {problem}; run the experiment again into {out} "
-                            "(alprbf run) to redo that task, or delete the file")
-    expected = run_digest(out)
-    if expected is None:
-        return
-    for p in files:
-        digest = task_config_digest(p)
-        if digest is not None and digest != expected:
-            raise UserError(f"{out} mixes the results of two configs: {p.name} was written by "
-                            f"config {digest}, run.json is of config {expected}; keep one "
-                            "experiment per directory")
 
 
 def run_digest(out: str | Path) -> str | None:
@@ -238,16 +224,16 @@ def read_results(out: str | Path, verify: bool = True) -> pd.DataFrame:
     out : path
         A results directory.
     verify : bool, default=True
-        Check the directory first (:func:`check_directory`).
+        Refuse a task file whose checksum is missing or wrong, and a directory whose task
+        files record another config digest than its ``run.json`` (two configs mixed).
 
     Returns
     -------
     pandas.DataFrame
         Columns as in :data:`COLUMNS`; no rows when ``out`` holds no task file.
     """
-    if verify:
-        check_directory(out)
-    frames = [read_task(p) for p in task_files(out)]
+    expected = run_digest(out) if verify else None
+    frames = [_read_table(p, verify, expected).to_pandas() for p in task_files(out)]
     if not frames:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in COLUMNS})
     return pd.concat(frames, ignore_index=True)
