@@ -56,11 +56,16 @@ def _execute(task: Task, ds: Dataset, protocol, on_query=None,
     """Run a task with single-threaded BLAS (parallelism comes from the task fan-out and,
     inside a query, from ``threads`` Python threads)."""
     t0 = time.perf_counter()
-    warnings.showwarning = one_line_warning   # a worker's warnings: one line each, too
     ckpt = checkpoints.for_task(task) if checkpoints is not None else None
     with threadpool_limits(limits=1):
         df = run_task(task, ds, protocol, on_query=on_query, checkpoint=ckpt, threads=threads)
     return task, df, time.perf_counter() - t0
+
+
+def _execute_in_worker(*args) -> tuple[Task, pd.DataFrame, float]:
+    """:func:`_execute` in a worker process, whose warnings are one line each as the CLI's."""
+    warnings.showwarning = one_line_warning
+    return _execute(*args)
 
 
 @contextlib.contextmanager
@@ -114,8 +119,8 @@ def fan_out(todo: list[Task], datasets: dict[str, Dataset], protocol, jobs: int,
             yield _execute(t, datasets[t.dataset.label], protocol, on_query, checkpoints,
                            threads)
         return
-    calls = (delayed(_execute)(t, datasets[t.dataset.label], protocol, None, checkpoints,
-                               threads)
+    calls = (delayed(_execute_in_worker)(t, datasets[t.dataset.label], protocol, None,
+                                         checkpoints, threads)
              for t in todo)
     if backend == "loky":
         yield from Parallel(n_jobs=jobs, return_as="generator_unordered")(calls)

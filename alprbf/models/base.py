@@ -29,10 +29,12 @@ from typing import Any
 import numpy as np
 from sklearn.base import clone
 
+from ..labels import labeled_rows
+
 
 def labeled_mask(y: np.ndarray) -> np.ndarray:
-    """True where ``y`` holds a label (not nan)."""
-    return ~np.isnan(np.asarray(y, dtype=float))
+    """True where ``y`` (float, ``nan`` = unlabeled) holds a label."""
+    return labeled_rows(np.asarray(y, dtype=float))
 
 
 class Learner:
