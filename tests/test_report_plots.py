@@ -22,3 +22,28 @@ def test_legend_names_methods_missing_from_the_first_panel(tmp_path, monkeypatch
     plots.learning_curves(pd.DataFrame(rows), tmp_path / "lc")
     (legend,) = seen["fig"].legends
     assert [t.get_text() for t in legend.get_texts()] == ["m1", "m2"]
+
+
+def test_the_same_results_give_the_same_figure_files(tmp_path):
+    """PDFs carry no creation date and the CD diagram's bars do not follow the hash seed."""
+    import filecmp
+    import os
+    import subprocess
+    import sys
+
+    from .report_fixtures import synthetic_experiment
+
+    synthetic_experiment(tmp_path / "res", methods=(
+        ("svm", "random"), ("svm", "uncertainty"), ("nb", "uncertainty"), ("nb", "random"),
+        ("lr", "random")))
+    outs = []
+    for seed in ("1", "2"):
+        out = tmp_path / f"rep{seed}"
+        env = dict(os.environ, PYTHONHASHSEED=seed, MPLBACKEND="Agg")
+        subprocess.run([sys.executable, "-m", "alprbf", "report", str(tmp_path / "res"),
+                        "--out", str(out)], check=True, env=env, capture_output=True)
+        outs.append(out)
+    names = sorted(str(p.relative_to(outs[0])) for p in outs[0].rglob("*") if p.is_file())
+    assert {"demo/cd_diagram.png", "demo/cd_diagram.pdf"} <= set(names)
+    match, mismatch, errors = filecmp.cmpfiles(outs[0], outs[1], names, shallow=False)
+    assert match == names and not mismatch and not errors

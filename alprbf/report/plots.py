@@ -31,7 +31,9 @@ def _save(fig: Figure, stem: Path, formats=PLOT_FORMATS) -> list[Path]:
     paths = []
     for f in formats:
         p = stem.with_suffix(f".{f}")
-        fig.savefig(p, dpi=DPI, bbox_inches="tight", pad_inches=0.15)
+        # no creation date in a PDF, so that the same report gives the same file
+        meta = {"CreationDate": None} if f == "pdf" else None
+        fig.savefig(p, dpi=DPI, bbox_inches="tight", pad_inches=0.15, metadata=meta)
         paths.append(p)
     return paths
 
@@ -133,9 +135,13 @@ def cd_diagram(comparison: RankedComparison, stem: Path, formats=PLOT_FORMATS) -
         sig = c.nemenyi_p
     fig = Figure(figsize=(7.0, 1.4 + 0.3 * c.k), dpi=DPI)
     ax = fig.subplots()
-    sp.critical_difference_diagram(c.mean_ranks, sig, alpha=c.alpha, ax=ax,
-                                   label_fmt_left="{label} ({rank:.3f})",
-                                   label_fmt_right="({rank:.3f}) {label}")
+    drawn = sp.critical_difference_diagram(c.mean_ranks, sig, alpha=c.alpha, ax=ax,
+                                           label_fmt_left="{label} ({rank:.3f})",
+                                           label_fmt_right="({rank:.3f}) {label}")
+    for lines in drawn["crossbars"]:   # the library walks a set: its order follows the hash
+        for line in lines:             # seed, so draw every bar left to right (same pixels)
+            x, y = line.get_data()
+            line.set_data(sorted(x), y)
     # the CD bar, drawn above the tick labels (the library's own bar overlaps them)
     lo = float(c.mean_ranks.min())
     y = 1.8
