@@ -3,14 +3,35 @@ they carry the checksum files the readers verify)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+from typer.testing import CliRunner
 
 from alprbf import results
+from alprbf.cli import app
 from alprbf.results import SCHEMA
+
+
+def invoke_report(*args):
+    """``alprbf report ARGS`` through the command line."""
+    return CliRunner().invoke(app, ["report", *map(str, args)])
+
+
+def report_ok(*args):
+    """``alprbf report ARGS``, which must succeed."""
+    res = invoke_report(*args)
+    assert res.exit_code == 0, res.output
+    return res
+
+
+def write_checksum(path: Path) -> None:
+    """Record the checksum of a hand-made task file, as the runner would have."""
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    results.checksum_file(path).write_text(f"{digest}  {path.name}\n")
 
 
 def curve_rows(experiment, dataset, model, strategy, fold, repetition, accuracies, n0=10,

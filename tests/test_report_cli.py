@@ -4,7 +4,6 @@ be written, and several experiments of one name."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -15,21 +14,17 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from typer.testing import CliRunner
 
 from alprbf import results
-from alprbf.cli import app
-from tests.report_fixtures import curve_rows, synthetic_experiment, write_run_json, write_task
-
-
-def _invoke(*args: str):
-    return CliRunner().invoke(app, ["report", *map(str, args)])
-
-
-def _ok(*args):
-    res = _invoke(*args)
-    assert res.exit_code == 0, res.output
-    return res
+from tests.report_fixtures import (
+    curve_rows,
+    invoke_report,
+    report_ok,
+    synthetic_experiment,
+    write_checksum,
+    write_run_json,
+    write_task,
+)
 
 
 def _one_line_error(res, *fragments: str) -> None:
@@ -45,7 +40,7 @@ def _one_line_error(res, *fragments: str) -> None:
 
 def test_two_methods_get_wilcoxon_not_friedman(tmp_path):
     exp = synthetic_experiment(tmp_path, methods=(("svm", "random"), ("nb", "margin")))
-    _ok(exp)
+    report_ok(exp)
     out = exp / "report"
     text = (out / "rp_stats.md").read_text()
     assert "Wilcoxon signed-rank" in text
@@ -59,7 +54,7 @@ def test_two_methods_get_wilcoxon_not_friedman(tmp_path):
 
 def test_too_few_datasets_skip_the_tests_and_the_cd_diagram(tmp_path):
     exp = synthetic_experiment(tmp_path, datasets=("a", "b"))
-    _ok(exp)
+    report_ok(exp)
     out = exp / "report"
     assert not (out / "cd_diagram.png").exists()
     text = (out / "rp_stats.md").read_text()
@@ -74,7 +69,7 @@ def test_perfect_agreement_prints_no_infinity_and_no_zero_p(tmp_path):
             for f in range(2):
                 write_task(exp, curve_rows("agree", d, m, "random", f, 0,
                                            [0.5, 0.6 + 0.1 * m_i]))
-    _ok(exp)
+    report_ok(exp)
     text = (exp / "report" / "rp_stats.md").read_text()
     assert "n/a (every dataset ranks the methods alike)" in text
     assert not re.search(r"\binf\b", text)
@@ -90,11 +85,8 @@ def _write_old_task(exp: Path, rows: list[dict]) -> None:
     path = results.task_file(exp, rows[0]["task_id"])
     path.parent.mkdir(parents=True, exist_ok=True)
     old = pa.schema([f for f in results.SCHEMA if f.name not in results.OPTIONAL_COLUMNS])
-    sink = pa.BufferOutputStream()
-    pq.write_table(pa.Table.from_pylist(rows, schema=old), sink)
-    data = sink.getvalue().to_pybytes()
-    path.write_bytes(data)
-    results.checksum_file(path).write_text(f"{hashlib.sha256(data).hexdigest()}  {path.name}\n")
+    pq.write_table(pa.Table.from_pylist(rows, schema=old), path)
+    write_checksum(path)
 
 
 def test_cost_counts_the_evaluation_and_tolerates_older_files(tmp_path):
@@ -104,7 +96,7 @@ def test_cost_counts_the_evaluation_and_tolerates_older_files(tmp_path):
                                    fit_seconds=1.0, eval_seconds=0.5))
         _write_old_task(exp, curve_rows("cost", "d", "old", "random", f, 0, [0.5, 0.6, 0.7],
                                         fit_seconds=1.0))
-    _ok(exp)
+    report_ok(exp)
     out = exp / "report"
     cost = pd.read_csv(out / "cost.csv").set_index("method")
     # 3 rows of 1 s fit + 0.5 s evaluation, 2 queries of 0.002 s
@@ -159,7 +151,7 @@ def read_only(monkeypatch):
 def test_read_only_results_without_out_is_one_line(tmp_path, read_only):
     exp = synthetic_experiment(tmp_path)
     read_only(exp)
-    res = _invoke(exp)
+    res = invoke_report(exp)
     _one_line_error(res, f"cannot write the report to {exp / 'report'}", "pass --out DIR")
     assert "Traceback" not in res.output
 
@@ -168,9 +160,9 @@ def test_out_under_a_regular_file_is_one_line(tmp_path):
     exp = synthetic_experiment(tmp_path)
     blocker = tmp_path / "file.txt"
     blocker.write_text("x")
-    _one_line_error(_invoke(exp, "--out", blocker / "sub"), "cannot write the report to",
+    _one_line_error(invoke_report(exp, "--out", blocker / "sub"), "cannot write the report to",
                     "choose another --out")
-    _one_line_error(_invoke(exp, "--out", blocker), "it is a file, not a directory")
+    _one_line_error(invoke_report(exp, "--out", blocker), "it is a file, not a directory")
 
 
 def test_out_inside_a_read_only_directory_is_one_line(tmp_path, read_only):
@@ -178,9 +170,9 @@ def test_out_inside_a_read_only_directory_is_one_line(tmp_path, read_only):
     locked = tmp_path / "locked"
     locked.mkdir()
     read_only(locked)
-    _one_line_error(_invoke(exp, "--out", locked / "report"),
+    _one_line_error(invoke_report(exp, "--out", locked / "report"),
                     f"cannot write the report to {locked / 'report'}", "choose another --out")
-    _one_line_error(_invoke(exp, "--out", locked), f"cannot write the report to {locked}")
+    _one_line_error(invoke_report(exp, "--out", locked), f"cannot write the report to {locked}")
 
 
 # ------------------------------------------------------------------ 12. several experiments
@@ -191,7 +183,7 @@ def test_experiments_sharing_a_name_get_distinct_reports(tmp_path):
     for sub, datasets in (("a", ("x", "y")), ("b", ("p", "q", "r"))):
         synthetic_experiment(root / sub, name="table_000", datasets=datasets)
     synthetic_experiment(root, name="other")
-    _ok(root)
+    report_ok(root)
     out = root / "report"
     a = pd.read_csv(out / "a__table_000" / "error_at_budget.csv")
     b = pd.read_csv(out / "b__table_000" / "error_at_budget.csv")
@@ -209,6 +201,6 @@ def test_a_directory_mixing_two_configs_is_refused_in_one_line(tmp_path):
     results.write_task(pa.Table.from_pylist(rows, schema=results.SCHEMA).to_pandas(), path,
                        config_digest="aaaa")
     (exp / "run.json").write_text(json.dumps({"experiment": "mixed", "config_digest": "bbbb"}))
-    _one_line_error(_invoke(exp), "mixes the results of two configs")
+    _one_line_error(invoke_report(exp), "mixes the results of two configs")
     write_run_json(exp, "mixed", budget=2)  # a run.json without a digest: nothing to compare
-    _ok(exp)
+    report_ok(exp)

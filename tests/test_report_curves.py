@@ -9,17 +9,9 @@ import matplotlib.image as mimage
 import numpy as np
 import pandas as pd
 import pytest
-from typer.testing import CliRunner
 
-from alprbf.cli import app
 from alprbf.report import metrics, plots, stats, tables
-from tests.report_fixtures import curve_rows, write_run_json, write_task
-
-
-def _report(results, *args):
-    res = CliRunner().invoke(app, ["report", str(results), *args])
-    assert res.exit_code == 0, res.output
-    return res
+from tests.report_fixtures import curve_rows, report_ok, write_run_json, write_task
 
 
 def _capture_figures(monkeypatch) -> dict:
@@ -60,7 +52,7 @@ def test_supervised_folds_of_different_sizes_report_without_learning_curves(tmp_
             write_task(exp, curve_rows("t002", "pima", m, "random", f, 0, [0.7 + 0.02 * m_i],
                                        n0=n0, model_size=10))
     write_run_json(exp, "t002", budget=0)
-    _report(exp)
+    report_ok(exp)
     out = exp / "report"
     assert not (out / "learning_curves.png").exists()
     index = (out / "report.md").read_text()
@@ -81,7 +73,7 @@ def test_no_dataset_is_dropped_from_the_learning_curves(tmp_path, monkeypatch):
                                            [0.5, 0.6, 0.7], n0=10 + (f if d != "iris" else 0)))
     write_run_json(exp, "al", budget=4)
     seen = _capture_figures(monkeypatch)
-    _report(exp)
+    report_ok(exp)
     titles = [ax.get_title() for ax in seen["learning_curves"].axes if ax.get_visible()]
     assert titles == sorted(datasets)
     assert "leave out" not in (exp / "report" / "report.md").read_text()
@@ -137,7 +129,7 @@ def test_report_marks_the_published_endpoint(tmp_path, monkeypatch):
     (exp / "reference.csv").write_text("dataset,method,metric,mean,std\n"
                                        "seg,lit / pr,error_at_budget,11.5,2.0\n")
     seen = _capture_figures(monkeypatch)
-    _report(exp)
+    report_ok(exp)
     stars = [ln for ln in seen["learning_curves"].axes[0].get_lines()
              if ln.get_marker() == "*" and len(ln.get_xdata())]
     assert [(s.get_xdata()[0], s.get_ydata()[0]) for s in stars] == [(14, 11.5)]

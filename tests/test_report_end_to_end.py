@@ -11,7 +11,14 @@ import pytest
 
 from alprbf.errors import UserError
 from alprbf.report import build_report
-from tests.report_fixtures import curve_rows, synthetic_experiment, write_run_json, write_task
+from tests.report_fixtures import (
+    curve_rows,
+    invoke_report,
+    report_ok,
+    synthetic_experiment,
+    write_run_json,
+    write_task,
+)
 
 TABLES = ("error_at_budget", "rp", "rp_stats", "nemenyi", "aulc", "dur", "cost", "reference")
 NAN_WORD = re.compile(r"\bnan\b", re.IGNORECASE)
@@ -242,14 +249,9 @@ def test_methods_filter_names_patterns_that_match_nothing(experiment):
 
 
 def test_methods_option_on_the_command_line(experiment):
-    from typer.testing import CliRunner
-
-    from alprbf.cli import app
-    runner = CliRunner()
-    res = runner.invoke(app, ["report", str(experiment), "--methods", "nb / *, svm / random"])
-    assert res.exit_code == 0, res.output
+    report_ok(experiment, "--methods", "nb / *, svm / random")
     csv = pd.read_csv(experiment / "report" / "error_at_budget.csv")
     assert set(csv["method"]) == {"nb / uncertainty", "svm / random"}
-    res = runner.invoke(app, ["report", str(experiment), "--methods", "qbc*"])
+    res = invoke_report(experiment, "--methods", "qbc*")
     assert res.exit_code == 2 and len(res.stderr.strip().splitlines()) == 1
     assert "'qbc*' match no method" in res.stderr

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import pandas as pd
@@ -12,8 +11,7 @@ import pytest
 
 from alprbf.errors import UserError
 from alprbf.report import io
-from alprbf.results import checksum_file
-from tests.report_fixtures import curve_rows, synthetic_experiment, write_task
+from tests.report_fixtures import curve_rows, synthetic_experiment, write_checksum, write_task
 
 
 def test_load_results_concatenates_experiments(tmp_path):
@@ -35,23 +33,17 @@ def test_missing_and_empty_results_are_user_errors(tmp_path):
         io.load_results(tmp_path)
 
 
-def _with_checksum(path):
-    """Record the checksum of a hand-made file, as the runner would have."""
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    checksum_file(path).write_text(f"{digest}  {path.name}\n")
-
-
 def test_invalid_task_file_names_the_missing_columns(tmp_path):
     (tmp_path / "e" / "tasks").mkdir(parents=True)
     path = tmp_path / "e/tasks/t.parquet"
     pq.write_table(pa.table({"dataset": ["x"], "fold": [0]}), path)
     with pytest.raises(UserError, match="has no checksum file"):
         io.load_results(tmp_path)
-    _with_checksum(path)
+    write_checksum(path)
     with pytest.raises(UserError, match="lacks columns experiment"):
         io.load_results(tmp_path)
     path.write_text("not parquet")
-    _with_checksum(path)
+    write_checksum(path)
     with pytest.raises(UserError, match="unreadable result file"):
         io.load_results(tmp_path)
 

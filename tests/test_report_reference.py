@@ -9,24 +9,16 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from typer.testing import CliRunner
 
-from alprbf.cli import app
 from alprbf.config import load_config
 from alprbf.errors import UserError
 from alprbf.report import check_reference, reference
-from tests.report_fixtures import curve_rows, write_run_json, write_task
+from tests.report_fixtures import curve_rows, report_ok, write_run_json, write_task
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ("table_000", "table_001", "table_002")
 VERDICTS = ("within std", "within 1 pp", "within 1 component", "outside", "not comparable",
             "not run")
-
-
-def _report(results: Path, *args: str) -> CliRunner:
-    res = CliRunner().invoke(app, ["report", str(results), *args])
-    assert res.exit_code == 0, res.output
-    return res
 
 
 # ------------------------------------------------------------------------------ verdict rule
@@ -75,7 +67,7 @@ def _three_readings(tmp_path: Path, folds_done=(0, 1)) -> Path:
 
 def test_each_published_cell_is_one_row_with_its_verdict(tmp_path):
     exp = _three_readings(tmp_path)
-    _report(exp)
+    report_ok(exp)
     out = exp / "report"
     md = (out / "reference.md").read_text()
     rows = [ln for ln in md.splitlines() if ln.startswith("| seed X")]
@@ -108,7 +100,7 @@ def test_partial_run_lists_cells_not_run_without_failure_messages(tmp_path):
     exp = _three_readings(tmp_path, folds_done=(0,))
     for p in list((exp / "tasks").glob("seg-*")):
         p.unlink()
-    _report(exp)
+    report_ok(exp)
     md = (exp / "report" / "reference.md").read_text()
     assert "unmatched" not in md and "match no" not in md
     assert ("seed X Table 2: 0 of 3 cells within the published std (1 pp where none is "
@@ -131,7 +123,7 @@ def test_seed001_components_are_given_before_and_after_the_final_split(tmp_path)
         "bupa,incremental_prbf_split,components,4.5,,seed 001 Table III (x)\n"
         "bupa,svm,components,224.0,,seed 001 Table III (x)\n"
         "bupa,svm,train_time_s,39.7,,seed 001 Table III (x)\n")
-    _report(exp)
+    report_ok(exp)
     md = (exp / "report" / "reference.md").read_text()
     prbf = next(ln for ln in md.splitlines() if "| incremental_prbf_split |" in ln)
     assert "| 8.000 (0.000) | +3.500 | outside | incremental_prbf_split (after the final split)" \
@@ -179,7 +171,7 @@ def test_every_published_cell_gets_a_verdict(tmp_path, name):
                                        presplit=3))
     (exp / "run.json").write_text(json.dumps({"experiment": name, "config": cfg.to_dict()}))
     (exp / "reference.csv").write_bytes(Path(cfg.reference).read_bytes())
-    _report(exp)
+    report_ok(exp)
     cells = pd.read_csv(exp / "report" / "reference.csv")
     primary = cells[cells["primary"]]
     ref = pd.read_csv(cfg.reference)

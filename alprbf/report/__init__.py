@@ -323,8 +323,8 @@ def _experiment_report(exp: Experiment, rows: pd.DataFrame, out: Path, opts: Rep
     parts.notes.append(note)
     acc_curves = metrics.curve_stats(df, "test_accuracy")
     vb = _versus_baseline(acc_curves, base, opts.window, parts)
-    cells = _reference_cells(exp, df, labels, plan, _ours_long(err, scores, vb, cost), opts,
-                             parts)
+    cells, summary = _reference_cells(exp, df, labels, plan,
+                                      _ours_long(err, scores, vb, cost), opts, parts)
     published = _published_errors(cells)
 
     _learning_curves(df, out, published, parts)
@@ -337,7 +337,7 @@ def _experiment_report(exp: Experiment, rows: pd.DataFrame, out: Path, opts: Rep
         parts.tables += tables.versus_baseline_tables(vb, base)
     parts.tables.append(tables.cost_table(cost, _cost_notes(df)))
     if cells is not None:
-        parts.tables.append(tables.reference_table(cells, reference.summary(cells)))
+        parts.tables.append(tables.reference_table(cells, summary))
     if "tex" in opts.formats:
         paper = out / "error_at_budget_paper.tex"
         paper.write_text(tables.paper_latex(err))
@@ -371,9 +371,8 @@ def _ours_long(err: pd.DataFrame, scores: pd.DataFrame, vb: pd.DataFrame | None,
             scores.assign(metric="rp_accuracy")]
     if vb is not None:
         flag = ["" if r else "target not reached" for r in vb["dur_reached"]]
-        for m, col in (("aulc", "aulc"), ("dur", "dur"), ("dur_labels", "dur_labels"),
-                       ("dur_target", "dur_target")):
-            ours.append(vb.assign(metric=m, mean=vb[col], std=np.nan,
+        for m in ("aulc", "dur", "dur_labels", "dur_target"):
+            ours.append(vb.assign(metric=m, mean=vb[m], std=np.nan,
                                   flag=flag if m in ("dur", "dur_labels") else ""))
     for m in ("train_time_s", "total_time_s", "components", "components_presplit",
               "fit_seconds_per_query"):
@@ -387,24 +386,26 @@ def _ours_long(err: pd.DataFrame, scores: pd.DataFrame, vb: pd.DataFrame | None,
 
 def _reference_cells(exp: Experiment, df: pd.DataFrame, labels: pd.DataFrame,
                      plan: pd.DataFrame, ours: pd.DataFrame, opts: ReportOptions,
-                     parts: _Parts) -> pd.DataFrame | None:
-    """Every published cell's readings with verdicts (None without a reference file)."""
+                     parts: _Parts) -> tuple[pd.DataFrame | None, list[str]]:
+    """Every published cell's readings with verdicts and the summary line of each published
+    table (None and no lines without a reference file)."""
     ref = opts.reference
     if ref is None and exp.reference_path is not None:
         ref = load_reference(exp.reference_path)
         parts.notes.append(f"Published reference values from `{exp.reference_path.name}`.")
     if ref is None:
-        return None
+        return None, []
     present = set(map(tuple, df[["dataset", "method"]].drop_duplicates().to_numpy()))
     matched = match_reference(ref, labels, present, plan, exp.config_datasets(),
                               opts.selected)
     cells = reference.compare(ref, matched, ours)
-    parts.notes += [f"Published values: {line}." for line in reference.summary(cells)]
+    summary = reference.summary(cells)
+    parts.notes += [f"Published values: {line}." for line in summary]
     unmapped = cells.loc[cells["verdict"] == "unmapped", "name"].unique()
     if len(unmapped):
         parts.notes.append("Reference names that match no method or dataset of the config "
                            "(`alprbf validate` refuses them): " + ", ".join(unmapped) + ".")
-    return cells
+    return cells, summary
 
 
 def _published_errors(cells: pd.DataFrame | None) -> pd.DataFrame | None:

@@ -81,7 +81,7 @@ from typing import Any
 import pandas as pd
 
 from ..errors import UserError
-from ..results import read_results
+from ..results import TASKS_DIR, read_results, task_files
 
 #: Metrics a reference file may name, with their unit (used in the comparison table).
 REFERENCE_METRICS: dict[str, str] = {
@@ -148,7 +148,7 @@ class Experiment:
             pairs = [(m[0]["label"], m[1]["label"]) for m in self.config["methods"]]
         except (KeyError, TypeError, IndexError):
             return None
-        return method_labels(pd.DataFrame(pairs, columns=["model", "strategy"]))
+        return _labels_of_pairs(pairs)
 
     def config_datasets(self) -> list[str] | None:
         """The config's dataset labels; None without ``run.json``."""
@@ -171,8 +171,7 @@ def find_experiments(root: str | Path) -> list[Experiment]:
         raise UserError(f"results directory not found: {root}")
     if not root.is_dir():
         raise UserError(f"results path is not a directory: {root}")
-    dirs = sorted({p.parent.parent for p in root.glob("**/tasks/*.parquet")
-                   if not p.name.startswith(".")})
+    dirs = sorted(t.parent for t in root.glob(f"**/{TASKS_DIR}") if task_files(t.parent))
     if not dirs:
         raise UserError(f"no result files (<experiment>/tasks/*.parquet) found under {root}; "
                         "run `alprbf run CONFIG.yaml` first or pass the results directory")
@@ -259,14 +258,11 @@ def resolve_method(name: str, labels: pd.DataFrame) -> tuple[str | None, str]:
         The display label of the matched method, or ``None`` and a one-line reason.
     """
     key = normalise_name(name)
-    rules = (("label", labels["label"]), ("full", labels["full"]),
-             ("model", labels["model"]), ("strategy", labels["strategy"]))
     # priority 1: display or full label; 2: model; 3: strategy
-    groups = ((rules[0], rules[1]), (rules[2],), (rules[3],))
-    for group in groups:
+    for group in (("label", "full"), ("model",), ("strategy",)):
         hit = set()
-        for _, col in group:
-            hit |= set(labels.loc[col.map(normalise_name) == key, "label"])
+        for col in group:
+            hit |= set(labels.loc[labels[col].map(normalise_name) == key, "label"])
         if len(hit) == 1:
             return hit.pop(), ""
         if len(hit) > 1:

@@ -57,6 +57,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..errors import unknown_name
+
 CURVE = ["dataset", "method", "repetition", "fold"]
 CELL = ["dataset", "method"]
 RP_MEASURES = ("train_best", "final")
@@ -90,12 +92,11 @@ def curve_stats(df: pd.DataFrame, value: str = "test_accuracy", scale: float = 1
         initial labeled-set size over the cell's curves plus ``queries`` (see the module
         docstring).
     """
-    first = df.groupby(CURVE)["n_labeled"].transform("min")
-    d = df.assign(_v=scale * df[value].astype(float), queries=df["n_labeled"] - first,
-                  _n0=first)
+    n0 = df.groupby(CURVE, sort=True)["n_labeled"].min()
+    first = df.join(n0.rename("_n0"), on=CURVE)["_n0"]
+    d = df.assign(_v=scale * df[value].astype(float), queries=df["n_labeled"] - first)
     out = _summary(d, "_v", ddof, by=CELL + ["queries"])
-    curves = d.groupby(CURVE, sort=True)["_n0"].first().reset_index()
-    cells = curves.groupby(CELL).agg(_curves=("_n0", "size"), _n0=("_n0", "mean")).reset_index()
+    cells = n0.groupby(CELL).agg(_curves="size", _n0="mean").reset_index()
     out = out.merge(cells, on=CELL)
     out = out[out["n"] == out["_curves"]]
     out = out.assign(n_labeled=out["_n0"] + out["queries"])
@@ -247,7 +248,6 @@ def rp_rows(df: pd.DataFrame, measure: str = "train_best") -> pd.DataFrame:
     row); ``"final"``: the last row.
     """
     if measure not in RP_MEASURES:
-        from ..errors import unknown_name
         raise unknown_name("RP measure", measure, RP_MEASURES)
     if measure == "final":
         return last_rows(df)
@@ -275,24 +275,19 @@ def rp_scores(df: pd.DataFrame, measure: str = "train_best", ddof: int = 1) -> p
 # --------------------------------------------------------------------------- cost
 
 
-def column_or_null(df: pd.DataFrame, column: str) -> pd.Series:
-    """``df[column]`` as floats, all NaN when the column is absent (older result files)."""
-    if column not in df.columns:
-        return pd.Series(np.nan, index=df.index, dtype=float)
-    return df[column].astype(float)
-
-
 def tasks_lacking(df: pd.DataFrame, column: str) -> list[str]:
-    """Task ids none of whose rows has a value in ``column`` (written before it existed)."""
-    have = column_or_null(df, column).notna().groupby(df["task_id"]).any()
+    """Task ids none of whose rows has a value in ``column`` (written before it existed; the
+    reader, :func:`alprbf.results.read_results`, fills such a column with nulls)."""
+    have = df[column].notna().groupby(df["task_id"]).any()
     return sorted(have.index[~have.to_numpy()])
 
 
 def cost_summary(df: pd.DataFrame, ddof: int = 1) -> pd.DataFrame:
     """Timing and model size per (dataset, method).
 
-    A missing ``eval_seconds`` (task files written before it was recorded) counts as 0 s, so
-    the totals of such tasks leave the evaluation out (the report says so in a note).
+    A missing ``eval_seconds`` (task files written before it was recorded: null, see
+    :data:`alprbf.results.OPTIONAL_COLUMNS`) counts as 0 s, so the totals of such tasks leave
+    the evaluation out (the report says so in a note).
 
     Returns
     -------
@@ -308,7 +303,7 @@ def cost_summary(df: pd.DataFrame, ddof: int = 1) -> pd.DataFrame:
         ``n_components_presplit`` (components before the final split; NaN where not
         meaningful or not recorded).
     """
-    ev = column_or_null(df, "eval_seconds").fillna(0.0)
+    ev = df["eval_seconds"].astype(float).fillna(0.0)
     d = df.assign(_eval=ev, _total=df["fit_seconds"] + df["query_seconds"] + ev,
                   _n=df["queried"].map(lambda v: 0 if v is None else len(v)))
     g = d.groupby(CELL, sort=True)
@@ -324,7 +319,7 @@ def cost_summary(df: pd.DataFrame, ddof: int = 1) -> pd.DataFrame:
                                               / np.maximum(q["_n"].to_numpy(), 1), np.nan)
     last = last_rows(d)
     last = last.assign(_s=last["model_size"].astype(float),
-                       _p=column_or_null(last, "n_components_presplit"))
+                       _p=last["n_components_presplit"].astype(float))
     for col, name in (("_s", "components"), ("_p", "components_presplit")):
         s = _summary(last, col, ddof)
         out[name], out[f"{name}_std"] = s["mean"].to_numpy(), s["std"].to_numpy()

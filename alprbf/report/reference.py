@@ -83,7 +83,7 @@ def compare(ref: pd.DataFrame, matched: pd.DataFrame, ours: pd.DataFrame) -> pd.
     matched : DataFrame
         From :func:`alprbf.report.io.match_reference`.
     ours : DataFrame
-        Long frame of our measures: ``dataset, method, metric, mean, std`` (and ``flag``).
+        Long frame of our measures: ``dataset, method, metric, mean, std, flag``.
 
     Returns
     -------
@@ -95,19 +95,19 @@ def compare(ref: pd.DataFrame, matched: pd.DataFrame, ours: pd.DataFrame) -> pd.
         ``note``, ``source``.  A metric reading other than the first is left out where we have
         no value for it (a model without a split).
     """
-    key = ours.set_index(["dataset", "method", "metric"]).sort_index()
+    key = ours.set_index(["dataset", "method", "metric"])[["mean", "std", "flag"]]
+    values = dict(zip(key.index, key.itertuples(index=False, name=None), strict=True))
     rows = []
     for m in matched.itertuples(index=False):
         r = ref.iloc[m.ref_row]
         our_method = m.our_method if isinstance(m.our_method, str) else ""
         for k, (measure, what) in enumerate(_metric_readings(r["metric"])):
-            k_ = (m.our_dataset, our_method, measure)
-            have = m.status == "ok" and k_ in key.index
-            mean = float(key.loc[k_, "mean"]) if have else np.nan
+            found = values.get((m.our_dataset, our_method, measure))
+            if m.status != "ok" or found is None:
+                found = (np.nan, np.nan, "")
+            mean, std, flag = float(found[0]), float(found[1]), str(found[2])
             if k and np.isnan(mean):
                 continue
-            std = float(key.loc[k_, "std"]) if have else np.nan
-            flag = str(key.loc[k_, "flag"]) if have and "flag" in key.columns else ""
             diff = mean - r["mean"]
             rows.append({
                 "cell": m.ref_row, "table": r["table"], "dataset": r["dataset"],
@@ -132,7 +132,7 @@ def summary(cells: pd.DataFrame) -> list[str]:
     for table, t in cells[cells["primary"]].groupby("table", sort=False):
         v = t["verdict"]
         within = v.str.startswith("within")
-        judged = t[v.isin([OUTSIDE]) | within]
+        judged = t[(v == OUTSIDE) | within]
         tols = sorted({NO_STD_TOLERANCE[m][1] for m, sd in zip(judged["metric"],
                                                                judged["ref_std"], strict=True)
                        if math.isnan(sd) and NO_STD_TOLERANCE.get(m)})

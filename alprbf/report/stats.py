@@ -151,11 +151,12 @@ def critical_difference(k: int, n_datasets: int, alpha: float = 0.10,
     return float(q * np.sqrt(k * (k + 1) / (6.0 * n_datasets))), q
 
 
-def nemenyi(scores: pd.DataFrame, higher_is_better: bool = True) -> pd.DataFrame:
-    """Pairwise Nemenyi p-values (``scikit_posthocs.posthoc_nemenyi_friedman`` on the ranks)."""
+def nemenyi(ranks: pd.DataFrame) -> pd.DataFrame:
+    """Pairwise Nemenyi p-values of a rank matrix (:func:`rank_matrix`), from
+    ``scikit_posthocs.posthoc_nemenyi_friedman``."""
     import scikit_posthocs as sp
 
-    return sp.posthoc_nemenyi_friedman(rank_matrix(scores, higher_is_better))
+    return sp.posthoc_nemenyi_friedman(ranks)
 
 
 @dataclass(frozen=True)
@@ -254,8 +255,6 @@ def wilcoxon(scores: pd.DataFrame, higher_is_better: bool = True, alpha: float =
     v = _values(scores, higher_is_better)
     d = v[:, 1] - v[:, 0]  # > 0 where the first method is better (values negated if higher)
     base = ranking(scores, higher_is_better, alpha)
-    if not np.any(d):
-        return PairedComparison(**vars(base), r_plus=0.0, r_minus=0.0, statistic=0.0, p=1.0)
     ranks = stats.rankdata(np.abs(d))
     zero = ranks[d == 0].sum() / 2.0
     r_plus, r_minus = ranks[d > 0].sum() + zero, ranks[d < 0].sum() + zero
@@ -296,7 +295,7 @@ def compare(scores: pd.DataFrame, higher_is_better: bool = True, alpha: float = 
         chi2_critical=float(stats.chi2.ppf(1.0 - alpha, k - 1)),
         f_id=f_id, p_f_id=p_f, q_alpha=q,
         q_alpha_source="Nemenyi (studentized range)" if q_alpha is None else "user",
-        cd=cd, nemenyi_p=nemenyi(scores, higher_is_better), significant=sig,
+        cd=cd, nemenyi_p=nemenyi(base.ranks), significant=sig,
     )
 
 

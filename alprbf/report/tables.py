@@ -159,14 +159,18 @@ def write_table(table: Table, out_dir: Path, formats=FORMATS) -> list[Path]:
 # --------------------------------------------------------------------------- helpers
 
 
+def _matrix(long: pd.DataFrame, values: str, datasets, methods: list[str]) -> pd.DataFrame:
+    """Datasets x methods frame of one column of a long frame, NaN where a cell is absent."""
+    return long.pivot(index="dataset", columns="method", values=values).reindex(
+        index=datasets, columns=methods)
+
+
 def _wide(long: pd.DataFrame, cell, methods: list[str]) -> pd.DataFrame:
     """Datasets x methods frame of strings from a long frame, ``n/a`` where a cell is absent."""
-    datasets = sorted(long["dataset"].unique())
-    rows = []
-    for d in datasets:
-        sub = long[long["dataset"] == d].set_index("method")
-        rows.append([d] + [cell(sub.loc[m]) if m in sub.index else NA for m in methods])
-    return pd.DataFrame(rows, columns=["dataset"] + methods)
+    text = long.assign(_text=[cell(r) for _, r in long.iterrows()])
+    wide = _matrix(text, "_text", sorted(long["dataset"].unique()), methods).fillna(NA)
+    wide.columns.name = None
+    return wide.reset_index()
 
 
 # --------------------------------------------------------------------------- tables
@@ -230,14 +234,13 @@ def versus_baseline_tables(vb: pd.DataFrame, baseline: str) -> list[Table]:
            if no_base else [])
 
     # ---- AULC
-    aulc_w = vb.pivot(index="dataset", columns="method", values="aulc").reindex(
-        index=datasets, columns=methods)
+    aulc_w = _matrix(vb, "aulc", datasets, methods)
     complete = aulc_w.dropna()
     disp = _wide(vb, lambda r: fmt(r["aulc"], 3), methods)
     notes = [f"AULC against the baseline `{baseline}`: mean accuracy difference in percentage "
              "points per labeled sample over the common range of labeled-set sizes "
              "(see DEFINITIONS.md)."]
-    disp = pd.concat([disp, _summary_rows(complete, True, lambda v: fmt(v, 3), None)],
+    disp = pd.concat([disp, _summary_rows(complete, lambda v: fmt(v, 3))],
                      ignore_index=True)
     notes += why + _dropped_note(aulc_w, complete, "AULC")
     out.append(Table("aulc", f"AULC against {baseline}", vb[[
@@ -254,15 +257,12 @@ def versus_baseline_tables(vb: pd.DataFrame, baseline: str) -> list[Table]:
     disp = _wide(vb, dur_cell, methods)
     target = vb.groupby("dataset")["dur_target"].max().reindex(datasets)
     disp.insert(1, "target acc. %", [fmt(t, 2) for t in target])
-    value = vb["dur"].where(vb["dur_reached"], vb["dur_bound"])
-    wins_val = vb["dur_labels"].where(vb["dur_reached"], np.inf)
-    val_w = vb.assign(_v=value).pivot(index="dataset", columns="method", values="_v").reindex(
-        index=datasets, columns=methods)
-    win_w = vb.assign(_w=wins_val).pivot(index="dataset", columns="method",
-                                         values="_w").reindex(index=datasets, columns=methods)
+    cells = vb.assign(_v=vb["dur"].where(vb["dur_reached"], vb["dur_bound"]),
+                      _w=vb["dur_labels"].where(vb["dur_reached"], np.inf))
+    val_w = _matrix(cells, "_v", datasets, methods)
     complete = val_w.dropna()
-    reached = vb.pivot(index="dataset", columns="method", values="dur_reached").reindex(
-        index=complete.index, columns=methods)
+    win_w = _matrix(cells, "_w", complete.index, methods)
+    reached = _matrix(cells, "dur_reached", complete.index, methods)
     mean_row = ["Mean", ""]
     for m in methods:
         if complete.empty:
@@ -270,8 +270,7 @@ def versus_baseline_tables(vb: pd.DataFrame, baseline: str) -> list[Table]:
         else:
             lower = "" if reached[m].astype(bool).all() else ">>"
             mean_row.append(lower + fmt(complete[m].mean(), 3))
-    win_complete = win_w.loc[complete.index]
-    w = stats.wins(win_complete, higher_is_better=False) if len(win_complete) else None
+    w = stats.wins(win_w, higher_is_better=False) if len(win_w) else None
     wins_row = ["Wins", ""] + [NA if w is None else fmt_wins(w[m]) for m in methods]
     disp = pd.concat([disp, pd.DataFrame([mean_row, wins_row], columns=disp.columns)],
                      ignore_index=True)
@@ -294,17 +293,18 @@ def _dropped_note(full: pd.DataFrame, complete: pd.DataFrame, what: str) -> list
             + ", ".join(map(str, dropped)) + "."]
 
 
-def _summary_rows(complete: pd.DataFrame, higher: bool, f, ranks: pd.Series | None
+def _summary_rows(complete: pd.DataFrame, f, ranking: stats.Ranking | None = None
                   ) -> pd.DataFrame:
-    """``Mean`` (and ``Rank``) and ``Wins`` rows under a datasets x methods table."""
+    """``Mean`` and ``Wins`` rows (higher values win) under a datasets x methods table, and a
+    ``Rank`` row from ``ranking`` (the ranking of ``complete``) when given."""
     methods = list(complete.columns)
     if complete.empty:
         rows = [["Mean"] + [NA] * len(methods), ["Wins"] + [NA] * len(methods)]
     else:
-        w = stats.wins(complete, higher)
+        w = stats.wins(complete) if ranking is None else ranking.wins
         rows = [["Mean"] + [f(complete[m].mean()) for m in methods]]
-        if ranks is not None:
-            rows.append(["Rank"] + [fmt(ranks[m], 3) for m in methods])
+        if ranking is not None:
+            rows.append(["Rank"] + [fmt(ranking.mean_ranks[m], 3) for m in methods])
         rows.append(["Wins"] + [fmt_wins(w[m]) for m in methods])
     return pd.DataFrame(rows, columns=["dataset", *methods])
 
@@ -327,11 +327,9 @@ def rp_tables(scores: pd.DataFrame, result: stats.Ranking | None, measure: str,
     """
     methods = sorted(scores["method"].unique())
     disp = _wide(scores, lambda r: fmt(r["mean"], 2), methods)
-    wide = scores.pivot(index="dataset", columns="method", values="mean").reindex(
-        columns=methods)
+    wide = _matrix(scores, "mean", sorted(scores["dataset"].unique()), methods)
     complete = wide.dropna()
-    ranks = result.mean_ranks if result is not None else None
-    disp = pd.concat([disp, _summary_rows(complete, True, lambda v: fmt(v, 2), ranks)],
+    disp = pd.concat([disp, _summary_rows(complete, lambda v: fmt(v, 2), result)],
                      ignore_index=True)
     what = {"train_best": "test accuracy (%) at the iteration with the best training accuracy "
                           "(seed 003 RP)",
@@ -340,11 +338,10 @@ def rp_tables(scores: pd.DataFrame, result: stats.Ranking | None, measure: str,
              "wins shared on ties."]
     notes += _dropped_note(wide, complete, "Ranks")
     data = wide.copy()
-    if len(complete):
+    if result is not None:  # a ranking of ``complete``, which has rows
         data.loc["Mean"] = complete.mean()
-        if ranks is not None:
-            data.loc["Rank"] = ranks
-        data.loc["Wins"] = stats.wins(complete)
+        data.loc["Rank"] = result.mean_ranks
+        data.loc["Wins"] = result.wins
     data = data.reset_index().rename(columns={"index": "dataset"})
     data.columns.name = None
     out = [Table("rp", "Ranked performance (RP)", data, disp, notes), _test_table(result,
@@ -467,9 +464,14 @@ def _value(mean, std) -> str:
     return fmt(mean, 3) if _bad(std) else fmt_mean_std(mean, std, 3)
 
 
+def _reader(r) -> str:
+    """The method (and the reading of the metric, if any) that a reading stands for."""
+    return (r.our_method or r.name) + (f" ({r.reading})" if r.reading else "")
+
+
 def _reading_text(r) -> str:
     """One non-primary reading in a cell of the ``other readings`` column."""
-    who = (r.our_method or r.name) + (f" ({r.reading})" if r.reading else "")
+    who = _reader(r)
     if _bad(r.ours_mean):
         return f"{who}: {r.verdict}"
     return f"{who}: {_value(r.ours_mean, r.ours_std)}, Δ {r.diff:+.3f}, {r.verdict}"
@@ -499,8 +501,7 @@ def reference_table(cells: pd.DataFrame, summary: list[str]) -> Table:
                                               ].itertuples(index=False)]
         rows.append([p.table, p.dataset, p.published_as, p.metric, _value(p.ref_mean, p.ref_std),
                      _value(p.ours_mean, p.ours_std),
-                     NA if _bad(p.diff) else f"{p.diff:+.3f}", _verdict_text(p),
-                     (p.our_method or p.name) + (f" ({p.reading})" if p.reading else ""),
+                     NA if _bad(p.diff) else f"{p.diff:+.3f}", _verdict_text(p), _reader(p),
                      "; ".join(others)])
     disp = pd.DataFrame(rows, columns=["table", "dataset", "published as", "metric",
                                        "published", "ours", "Δ (ours − published)", "verdict",
@@ -535,8 +536,8 @@ def paper_latex(err: pd.DataFrame, digits: int = 2) -> str:
     """
     methods = sorted(err["method"].unique())
     short = short_labels(methods)
-    wide = err.pivot(index="dataset", columns="method", values="mean").reindex(columns=methods)
-    sd = err.pivot(index="dataset", columns="method", values="std").reindex(columns=methods)
+    datasets = sorted(err["dataset"].unique())
+    wide, sd = (_matrix(err, v, datasets, methods) for v in ("mean", "std"))
     rows = []
     for d, row in wide.iterrows():
         best = np.nanmin(np.round(row.to_numpy(dtype=float), digits)) if row.notna().any() \
