@@ -207,7 +207,7 @@ def validate(
 ) -> None:
     """Check a config (names, parameters, data, budgets) without running it."""
     from .config import load_config
-    from .runner import load_datasets, plan
+    from .runner import load_datasets, plan, planned_queries
     from .runner import validate as check
 
     cfg = load_config(config, scale=scale)
@@ -216,9 +216,12 @@ def validate(
     check(cfg, datasets)
     tasks = plan(cfg)
     p = cfg.protocol
+    queries = sorted(set(planned_queries(cfg, datasets).values()))
+    each = (f"{queries[0]} queries each" if len(queries) == 1
+            else f"{queries[0]} to {queries[-1]} queries per task")
     typer.echo(f"{config}: ok ({len(cfg.datasets)} datasets x {len(cfg.methods)} methods x "
-               f"{p.repetitions} repetitions x {p.folds} folds = {len(tasks)} tasks, "
-               f"{p.budget} queries each)")
+               f"{p.repetitions} repetitions x {p.n_folds} folds = {len(tasks)} tasks, "
+               f"{each})")
 
 
 def _mount_subapps() -> None:

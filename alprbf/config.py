@@ -25,6 +25,8 @@ from .strategies import STRATEGIES
 
 INITIAL_METHODS = ("random", "per_class", "density", "all")
 SCALES = ("smoke", "full")
+TEST_SETS = ("folds", "split", "unlabeled")
+ERROR_DENOMINATORS = ("tested", "training")
 
 
 @dataclass(frozen=True, eq=False)
@@ -47,7 +49,27 @@ class Component:
 
 @dataclass(frozen=True, eq=False)
 class DatasetSpec(Component):
+    """A data set of the grid.
+
+    Attributes
+    ----------
+    preprocessing : Preprocessing
+    one_vs_rest : str or None
+        Original class label that becomes the positive class of a two-class task (every other
+        class is ``rest``); None keeps the classes as loaded.
+    rows : int
+        If > 0, a database of exactly this many rows drawn from the data set (stratified by
+        the original classes, seeded by the seed, the loader name and its params: every
+        ``one_vs_rest`` variant of one data set shares its databases).  Unlike the protocol's
+        ``max_rows`` (a smoke-scale cap), more rows than the data set holds is an error.
+    protocol : dict
+        Protocol fields that differ for this data set (e.g. a budget of its own).
+    """
+
     preprocessing: Preprocessing = field(default_factory=Preprocessing)
+    one_vs_rest: str | None = None
+    rows: int = 0
+    protocol: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -56,10 +78,21 @@ class Initial:
 
     ``size`` is the total number of rows for ``random`` and ``density`` and the number per class
     for ``per_class``; ``all`` labels the whole training part (plain supervised CV, budget 0).
+    ``size_per_class`` > 0 sizes a ``random`` or ``density`` set by the number of classes
+    instead: ``size_per_class * n_classes`` rows (seed 003's Algorithm 2 starts from 4 x K).
     """
 
     method: str = "random"
     size: int = 10
+    size_per_class: int = 0
+
+    def n_rows(self, n_train: int, n_classes: int) -> int:
+        """Rows of the initial set in a training part of ``n_train`` rows."""
+        if self.method == "all":
+            return n_train
+        if self.method == "per_class":
+            return self.size * n_classes
+        return self.size_per_class * n_classes if self.size_per_class else self.size
 
 
 @dataclass(frozen=True)
@@ -80,6 +113,22 @@ class Protocol:
         How the initial labeled set is drawn from the training part of a fold.
     budget : int
         Number of label queries after the initial set (0 = no active learning).
+    labels : int
+        If > 0, the number of labeled rows to reach, the initial set included (seed 003 counts
+        its budgets this way); the queries are ``labels`` minus the initial set's size.  Give
+        either ``budget`` or ``labels``.
+    cap_at_pool : bool
+        A budget larger than a fold's pool labels the whole pool (seed 003's small data sets)
+        instead of being refused.
+    test : {"folds", "split", "unlabeled"}
+        What a task is evaluated on: ``folds``, the held-out fold of a cross-validation;
+        ``split``, the data set's published test rows (the pool is its training rows; one
+        "fold"); ``unlabeled``, the rows of the pool not yet labeled at each evaluation (no
+        held-out rows; one "fold"; seed 004).
+    error_denominator : {"tested", "training"}
+        ``test_error`` = misclassified tested rows over the tested rows, or over every row of
+        the training part (seed 004: missed positives plus false alarms relative to the
+        database size ``n``); ``test_accuracy`` is ``1 - test_error``.
     batch_size : int
         Labels queried per iteration.
     evaluate_every : int
@@ -95,14 +144,49 @@ class Protocol:
     seed: int = 0
     initial: Initial = field(default_factory=Initial)
     budget: int = 0
+    labels: int = 0
+    cap_at_pool: bool = False
+    test: str = "folds"
+    error_denominator: str = "tested"
     batch_size: int = 1
     evaluate_every: int = 1
     max_rows: int = 0
 
     @property
-    def n_iterations(self) -> int:
-        """Number of query rounds."""
-        return -(-self.budget // self.batch_size)
+    def n_folds(self) -> int:
+        """Folds per repetition: ``folds``, or 1 when the test set is not a fold."""
+        return self.folds if self.test == "folds" else 1
+
+    def queries(self, n_train: int, n_classes: int) -> int:
+        """Label queries of a task whose training part has ``n_train`` rows.
+
+        Raises
+        ------
+        ValueError
+            When the training part cannot hold the initial set, or the queries exceed the pool
+            and ``cap_at_pool`` is false (the message names the numbers).
+        """
+        n_initial = self.initial.n_rows(n_train, n_classes)
+        pool = n_train - n_initial
+        if pool < 0:
+            raise ValueError(f"protocol.initial needs {n_initial} rows but a training part "
+                             f"has only {n_train}")
+        if self.labels:
+            if self.labels < n_initial:
+                raise ValueError(f"protocol.labels = {self.labels} is smaller than the "
+                                 f"initial set of {n_initial} rows")
+            wanted, field_ = self.labels - n_initial, f"protocol.labels = {self.labels}"
+        else:
+            wanted, field_ = self.budget, f"protocol.budget = {self.budget}"
+        if wanted > pool and not self.cap_at_pool:
+            raise ValueError(f"{field_} exceeds the pool: a fold has {n_train} training rows, "
+                             f"{n_initial} initially labeled, so at most {pool} can be "
+                             "queried (or set cap_at_pool: true)")
+        return min(wanted, pool)
+
+    def n_iterations(self, queries: int) -> int:
+        """Number of query rounds for ``queries`` label queries."""
+        return -(-queries // self.batch_size)
 
 
 @dataclass(frozen=True)
@@ -124,8 +208,16 @@ class Config:
     def strategies(self) -> tuple[Component, ...]:
         return tuple(dict.fromkeys(s for _, s in self.methods))
 
+    def protocol_for(self, dataset: DatasetSpec) -> Protocol:
+        """The protocol of one data set: the config's, with the data set's own fields."""
+        if not dataset.protocol:
+            return self.protocol
+        return _parse_protocol({**_protocol_dict(self.protocol), **dataset.protocol},
+                               f"dataset '{dataset.label}'.protocol")
+
     def with_scale(self, scale: str | None) -> Config:
-        """Apply the ``scales[scale]`` protocol overrides (``full`` or None: unchanged)."""
+        """Apply the ``scales[scale]`` overrides (``full`` or None: unchanged): protocol fields,
+        ``model_params`` (by model label) and ``datasets`` (the labels to keep)."""
         if scale is None or scale == self.scale:
             return self
         if scale not in SCALES and scale not in self.scales:
@@ -133,10 +225,15 @@ class Config:
                             + ", ".join(sorted(set(SCALES) | set(self.scales))))
         overrides = dict(self.scales.get(scale, {}))
         model_params = overrides.pop("model_params", {}) or {}
+        keep = overrides.pop("datasets", None)
         proto = _parse_protocol({**_protocol_dict(self.protocol), **overrides},
                                 f"scales.{scale}")
         methods = _override_model_params(self.methods, model_params, f"scales.{scale}")
-        return replace(self, protocol=proto, methods=methods, scale=scale)
+        datasets = _keep_datasets(self.datasets, keep, f"scales.{scale}.datasets")
+        out = replace(self, protocol=proto, methods=methods, datasets=datasets, scale=scale)
+        for d in out.datasets:   # a data set's own fields must still fit the scaled protocol
+            out.protocol_for(d)
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -151,8 +248,48 @@ class Config:
         """
         d = self.to_dict()
         d.pop("reference")
+        _drop_later_defaults(d)
         blob = json.dumps(d, sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+#: Fields added after results were recorded, left out of the digest while they hold their
+#: default, so that a config that does not use them keeps its digest (and its records stay
+#: valid): (path of the mapping, field, default).
+_LATER_FIELDS = (
+    ("protocol", "labels", 0), ("protocol", "cap_at_pool", False),
+    ("protocol", "test", "folds"), ("protocol", "error_denominator", "tested"),
+    ("protocol.initial", "size_per_class", 0),
+    ("datasets[]", "one_vs_rest", None), ("datasets[]", "rows", 0), ("datasets[]", "protocol", {}),
+)
+
+
+def _drop_later_defaults(d: dict[str, Any]) -> None:
+    for path, key, default in _LATER_FIELDS:
+        if path == "datasets[]":
+            targets = d["datasets"]
+        else:
+            target = d
+            for part in path.split("."):
+                target = target[part]
+            targets = [target]
+        for t in targets:
+            if key in t and t[key] == default:
+                del t[key]
+
+
+def _keep_datasets(datasets: tuple[DatasetSpec, ...], keep: Any,
+                   where: str) -> tuple[DatasetSpec, ...]:
+    if keep is None:
+        return datasets
+    labels = [d.label for d in datasets]
+    if not isinstance(keep, list) or not keep or not all(isinstance(x, str) for x in keep):
+        raise _fail(where, "expected a non-empty list of dataset labels")
+    for x in keep:
+        if x not in labels:
+            raise _fail(where, f"no dataset labelled '{x}'{did_you_mean(x, labels)}; labels: "
+                        + ", ".join(labels))
+    return tuple(d for d in datasets if d.label in keep)
 
 
 # --------------------------------------------------------------------------- parsing helpers
@@ -199,7 +336,7 @@ def _as_list(value: Any) -> list:
 
 def _component(raw: Any, kind: str, registry: Registry, where: str,
                skip: tuple[str, ...]) -> tuple[str, dict, str, dict]:
-    extra_keys = ("preprocessing",) if kind == "dataset" else ()
+    extra_keys = ("preprocessing", "one_vs_rest", "rows", "protocol") if kind == "dataset" else ()
     if isinstance(raw, str):
         raw = {"name": raw}
     _check_keys(raw, ("name", "params", "label", *extra_keys), where)
@@ -265,18 +402,27 @@ def _refuse_repeats(items: list, what: str) -> None:
         seen.add(x)
 
 
+def _default_label(c: Component) -> str:
+    """The name, with a data set's database size and one-vs-rest class (``mnist-n1250-3``)."""
+    label = c.name
+    if isinstance(c, DatasetSpec):
+        label += f"-n{c.rows}" if c.rows else ""
+        label += f"-{c.one_vs_rest}" if c.one_vs_rest is not None else ""
+    return label
+
+
 def _unique_labels(items: list, kind: str) -> list:
     """Default labels: the name, or name-<params hash> when one name occurs with other params."""
     distinct = list(dict.fromkeys(items))
-    names = [c.name for c in distinct]
+    names = [_default_label(c) for c in distinct]
     out = []
     for c in items:
         label = c.label
         if not label:
-            label = c.name
-            if names.count(c.name) > 1:
+            label = _default_label(c)
+            if names.count(label) > 1:
                 h = hashlib.sha256(json.dumps(c.params, sort_keys=True).encode()).hexdigest()
-                label = f"{c.name}-{h[:6]}"
+                label = f"{label}-{h[:6]}"
         out.append(replace(c, label=label))
     labels = [c.label for c in dict.fromkeys(out)]
     dup = {x for x in labels if labels.count(x) > 1}
@@ -311,23 +457,40 @@ def _parse_protocol(raw: Any, where: str = "protocol") -> Protocol:
     _check_keys(raw, allowed, where)
     kw: dict[str, Any] = {}
     for key, minimum in (("folds", 2), ("repetitions", 1), ("seed", 0), ("budget", 0),
-                         ("batch_size", 1), ("evaluate_every", 1), ("max_rows", 0)):
+                         ("labels", 0), ("batch_size", 1), ("evaluate_every", 1),
+                         ("max_rows", 0)):
         if key in raw:
             kw[key] = _int(raw[key], f"{where}.{key}", minimum)
-    if "stratified" in raw:
-        kw["stratified"] = _bool(raw["stratified"], f"{where}.stratified")
+    for key in ("stratified", "cap_at_pool"):
+        if key in raw:
+            kw[key] = _bool(raw[key], f"{where}.{key}")
+    if "test" in raw:
+        kw["test"] = _choice(raw["test"], TEST_SETS, f"{where}.test")
+    if "error_denominator" in raw:
+        kw["error_denominator"] = _choice(raw["error_denominator"], ERROR_DENOMINATORS,
+                                          f"{where}.error_denominator")
     if "initial" in raw:
         ini = raw["initial"]
         if isinstance(ini, Initial):
             ini = asdict(ini)
-        _check_keys(ini, ("method", "size"), f"{where}.initial")
+        _check_keys(ini, ("method", "size", "size_per_class"), f"{where}.initial")
         method = _choice(ini.get("method", "random"), INITIAL_METHODS, f"{where}.initial.method")
         size = _int(ini.get("size", 10), f"{where}.initial.size", 0 if method == "all" else 1)
-        kw["initial"] = Initial(method=method, size=size)
+        per_class = _int(ini.get("size_per_class", 0), f"{where}.initial.size_per_class", 0)
+        if per_class and method not in ("random", "density"):
+            raise _fail(f"{where}.initial.size_per_class", "applies to the random and density "
+                        f"methods only, not '{method}'")
+        kw["initial"] = Initial(method=method, size=size, size_per_class=per_class)
     proto = Protocol(**kw)
-    if proto.initial.method == "all" and proto.budget > 0:
+    if proto.initial.method == "all" and (proto.budget > 0 or proto.labels > 0):
         raise _fail(f"{where}.budget", "must be 0 when initial.method is 'all' (nothing is left "
                     "to query)")
+    if proto.budget > 0 and proto.labels > 0:
+        raise _fail(f"{where}.labels", "give either budget (queries after the initial set) or "
+                    "labels (labeled rows to reach, initial set included), not both")
+    if proto.test == "unlabeled" and proto.initial.method == "all":
+        raise _fail(f"{where}.test", "'unlabeled' needs rows left unlabeled; initial.method "
+                    "'all' labels them all")
     return proto
 
 
@@ -415,7 +578,16 @@ def parse_config(data: Any, source: str = "<dict>", base_dir: Path | None = None
         where = "dataset" if not isinstance(data["dataset"], list) else f"dataset[{i}]"
         n, p, lab, extra = _component(raw, "dataset", DATASETS, where, skip=())
         pre = _parse_preprocessing(extra.get("preprocessing"), f"{where}.preprocessing")
-        datasets.append(DatasetSpec(name=n, params=p, label=lab, preprocessing=pre))
+        ovr = extra.get("one_vs_rest")
+        if ovr is not None and (isinstance(ovr, bool) or not isinstance(ovr, (str, int))):
+            raise _fail(f"{where}.one_vs_rest", f"expected a class label, got {ovr!r}")
+        rows = _int(extra.get("rows", 0), f"{where}.rows", 0)
+        own = extra.get("protocol") or {}
+        _check_keys(own, tuple(f.name for f in fields(Protocol) if f.name != "seed"),
+                    f"{where}.protocol")
+        datasets.append(DatasetSpec(name=n, params=p, label=lab, preprocessing=pre,
+                                    one_vs_rest=None if ovr is None else str(ovr), rows=rows,
+                                    protocol=dict(own)))
     _refuse_repeats(datasets, "the dataset entry")
     pairs = _parse_methods(data)
     _refuse_repeats([_PairName(m, s) for m, s in pairs], "the method")
@@ -446,6 +618,8 @@ def parse_config(data: Any, source: str = "<dict>", base_dir: Path | None = None
         scales={str(k): dict(v or {}) for k, v in scales.items()},
         source=source,
     )
+    for d in cfg.datasets:
+        cfg.protocol_for(d)
     for s in cfg.scales:  # check every scale now, not when it is first used
         cfg.with_scale(s)
     return cfg

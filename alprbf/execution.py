@@ -91,7 +91,7 @@ def sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def fan_out(todo: list[Task], datasets: dict[str, Dataset], protocol, jobs: int, backend: str,
+def fan_out(todo: list[Task], datasets: dict[str, Dataset], protocols, jobs: int, backend: str,
             scheduler: str | None, on_query=None, checkpoints: CheckpointPlan | None = None,
             threads: int = 1) -> Iterator[tuple[Task, pd.DataFrame, float]]:
     """Run the tasks ``todo`` and yield ``(task, rows, seconds)`` as they finish.
@@ -101,7 +101,8 @@ def fan_out(todo: list[Task], datasets: dict[str, Dataset], protocol, jobs: int,
     todo : list of Task
     datasets : dict
         Dataset label -> :class:`~alprbf.datasets.Dataset` (globally preprocessed).
-    protocol : Protocol
+    protocols : dict
+        Dataset label -> :class:`~alprbf.config.Protocol` (a data set may have its own).
     jobs : int
         Workers; ``jobs == 1`` with loky runs in this process (per-query progress through
         ``on_query``, plain tracebacks).
@@ -116,11 +117,11 @@ def fan_out(todo: list[Task], datasets: dict[str, Dataset], protocol, jobs: int,
     """
     if jobs == 1 and backend == "loky":
         for t in todo:  # in-process: per-query progress and plain tracebacks
-            yield _execute(t, datasets[t.dataset.label], protocol, on_query, checkpoints,
-                           threads)
+            yield _execute(t, datasets[t.dataset.label], protocols[t.dataset.label], on_query,
+                           checkpoints, threads)
         return
-    calls = (delayed(_execute_in_worker)(t, datasets[t.dataset.label], protocol, None,
-                                         checkpoints, threads)
+    calls = (delayed(_execute_in_worker)(t, datasets[t.dataset.label],
+                                         protocols[t.dataset.label], None, checkpoints, threads)
              for t in todo)
     if backend == "loky":
         yield from Parallel(n_jobs=jobs, return_as="generator_unordered")(calls)

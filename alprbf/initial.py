@@ -27,7 +27,8 @@ def initial_labeled(X: np.ndarray, y: np.ndarray, initial: Initial, n_classes: i
     y : ndarray of shape (n_train,)
         Its class codes.
     initial : Initial
-        Method and size (per class for ``per_class``); the part must be large enough.
+        Method and size (:meth:`~alprbf.config.Initial.n_rows`); the part must be large
+        enough.
     n_classes : int
     rng : numpy.random.Generator
 
@@ -38,14 +39,15 @@ def initial_labeled(X: np.ndarray, y: np.ndarray, initial: Initial, n_classes: i
     """
     if initial.method == "all":
         return np.arange(len(y))
+    size = initial.n_rows(len(y), n_classes)
     if initial.method == "random":
-        return np.sort(rng.choice(len(y), size=initial.size, replace=False))
+        return np.sort(rng.choice(len(y), size=size, replace=False))
     if initial.method == "per_class":
         picks = [rng.choice(np.flatnonzero(y == k), size=initial.size, replace=False)
                  for k in range(n_classes)]
         return np.sort(np.concatenate(picks))
     if initial.method == "density":
-        return np.sort(density_initial(X, initial.size, rng))
+        return np.sort(density_initial(X, size, rng))
     raise UserError(f"unknown initial method '{initial.method}'")  # guarded by config parsing
 
 

@@ -3,7 +3,9 @@
 The loop (pool-based active learning):
 
 1. split the data into folds (shared by every method of the experiment: the split depends only on
-   the config seed, the dataset label and the repetition);
+   the config seed, the dataset label and the repetition); ``protocol.test`` may instead take
+   the data set's published test rows (``split``) or no held-out rows at all (``unlabeled``:
+   ``T`` is then the part of ``U`` still unlabeled at each evaluation), see :func:`split_rows`;
 2. draw the initial labeled set ``L`` from the training part (depends on seed, dataset,
    repetition and fold only, so every method starts from the same labels); the rest is the pool
    ``U``; the held-out fold is the test set ``T``;
@@ -120,13 +122,11 @@ def make_folds(y: np.ndarray, n_folds: int, stratified: bool,
 
 def feasible_folds(y: np.ndarray, n_classes: int, protocol: Protocol,
                    seed: np.random.SeedSequence, check: int | None = None) -> list[np.ndarray]:
-    """The folds of one repetition, checked to be feasible: the one check of a protocol
-    against the data, made by :func:`alprbf.runner.validate` before a run and by
-    :func:`run_task` for its fold.
+    """The folds of one repetition, checked to be feasible (``protocol.test == "folds"``).
 
     The folds must fit the data (:func:`make_folds`); the training part of a fold must hold
     the initial labeled set (``per_class``: ``size`` rows of every class) and leave a pool of
-    at least ``budget`` rows.
+    at least the task's queries (:meth:`Protocol.queries`).
 
     Parameters
     ----------
@@ -151,32 +151,73 @@ def feasible_folds(y: np.ndarray, n_classes: int, protocol: Protocol,
     """
     folds = make_folds(y, protocol.folds, protocol.stratified, seed)
     for f in range(len(folds)) if check is None else [check]:
-        _check_training_part(np.delete(y, folds[f]), n_classes, protocol)
+        check_training_part(np.delete(y, folds[f]), n_classes, protocol)
     return folds
 
 
-def _check_training_part(y_train: np.ndarray, n_classes: int, protocol: Protocol) -> None:
-    """Refuse a training part too small for the initial labeled set plus the budget."""
+def split_rows(ds: Dataset, protocol: Protocol, seed: np.random.SeedSequence,
+               fold: int | None = None) -> list[tuple[np.ndarray, np.ndarray | None]]:
+    """The (training rows, test rows) of each fold of one repetition, checked to be feasible:
+    the one check of a protocol against the data, made by :func:`alprbf.runner.validate`
+    before a run and by :func:`run_task` for its fold.
+
+    ``protocol.test`` decides: ``folds``, a cross-validation (:func:`feasible_folds`);
+    ``split``, the data set's published ``train``/``test`` rows; ``unlabeled``, every row is
+    a training row and the test rows are chosen at each evaluation (None here).
+
+    Parameters
+    ----------
+    ds : Dataset
+    protocol : Protocol
+    seed : numpy.random.SeedSequence
+        The folds' seed (dataset and repetition).
+    fold : int, optional
+        Check this fold only (default: every fold).
+    """
+    K = ds.n_classes
+    everything = np.arange(ds.n_samples)
+    if protocol.test == "folds":
+        folds = feasible_folds(ds.y, K, protocol, seed, check=fold)
+        return [(np.setdiff1d(everything, test), test) for test in folds]
+    if protocol.test == "split":
+        names = set() if ds.split is None else set(np.unique(ds.split).tolist())
+        if not {"train", "test"} <= names:
+            has = "no split" if ds.split is None else "only " + ", ".join(sorted(names))
+            raise UserError(f"protocol.test = split needs the published train and test rows; "
+                            f"'{ds.name}' as loaded has {has} (load it with subset: all, or "
+                            "use test: folds)")
+        train, test = np.flatnonzero(ds.split == "train"), np.flatnonzero(ds.split == "test")
+        check_training_part(ds.y[train], K, protocol)
+        return [(train, test)]
+    queries = check_training_part(ds.y, K, protocol)
+    if ds.n_samples - protocol.initial.n_rows(ds.n_samples, K) - queries < 1:
+        raise UserError(f"protocol.test = unlabeled evaluates on the rows left unlabeled, but "
+                        f"the initial set and {queries} queries label all {ds.n_samples} rows; "
+                        "lower the budget")
+    return [(everything, None)]
+
+
+def check_training_part(y_train: np.ndarray, n_classes: int, protocol: Protocol) -> int:
+    """Refuse a training part too small for the initial labeled set plus the queries;
+    returns the task's number of queries (:meth:`Protocol.queries`)."""
     initial, n_train = protocol.initial, len(y_train)
-    if initial.method == "all":
-        n_initial = n_train
-    elif initial.method == "per_class":
+    if initial.method == "per_class":
         counts = np.bincount(y_train, minlength=n_classes)
         short = np.flatnonzero(counts < initial.size)
         if len(short):
             raise UserError(f"protocol.initial.size = {initial.size} per class, but class "
                             f"{short[0]} has only {counts[short[0]]} training rows in a fold")
-        n_initial = initial.size * n_classes
-    else:
-        if initial.size > n_train:
-            raise UserError(f"protocol.initial.size = {initial.size} exceeds the {n_train} "
-                            "training rows of a fold")
-        n_initial = initial.size
-    pool = n_train - n_initial
-    if protocol.budget > pool:
-        raise UserError(f"protocol.budget = {protocol.budget} exceeds the pool: a fold has "
-                        f"{n_train} training rows, {n_initial} initially labeled, so at most "
-                        f"{pool} can be queried")
+    elif initial.method != "all":
+        n_initial = initial.n_rows(n_train, n_classes)
+        if n_initial > n_train:
+            what = (f"size_per_class = {initial.size_per_class} ({n_initial} rows)"
+                    if initial.size_per_class else f"size = {initial.size}")
+            raise UserError(f"protocol.initial.{what} exceeds the {n_train} training rows of a "
+                            "fold")
+    try:
+        return protocol.queries(n_train, n_classes)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
 
 
 # --------------------------------------------------------------------------- the loop
@@ -186,6 +227,18 @@ def _accuracy(model, X: np.ndarray, y: np.ndarray) -> float:
     if len(y) == 0:
         return 0.0
     return float(np.mean(model.predict(X) == y))
+
+
+def _test_scores(model, X: np.ndarray, y: np.ndarray, denominator: str,
+                 n_train: int) -> tuple[float, float]:
+    """``(test_error, test_accuracy)``: misclassified tested rows over the tested rows
+    (``"tested"``) or over the training part's rows (``"training"``, see
+    :class:`~alprbf.config.Protocol`); the accuracy is one minus the error."""
+    if denominator == "tested":
+        accuracy = _accuracy(model, X, y)
+        return 1.0 - accuracy, accuracy
+    error = float(np.count_nonzero(model.predict(X) != y)) / n_train
+    return error, 1.0 - error
 
 
 def task_seeds(task: Task, protocol: Protocol) -> dict[str, object]:
@@ -232,13 +285,12 @@ def run_task(task: Task, ds: Dataset, protocol: Protocol,
     root = protocol.seed
     dl = task.dataset.label
     K = ds.n_classes
-    folds = feasible_folds(ds.y, K, protocol, derive_seed(root, "folds", dl, task.repetition),
-                           check=task.fold)
-    test = folds[task.fold]
-    train = np.setdiff1d(np.arange(ds.n_samples), test)
+    train, test = split_rows(ds, protocol, derive_seed(root, "folds", dl, task.repetition),
+                             fold=task.fold)[task.fold]
     transform = task.dataset.preprocessing.fit_fold(ds.X[train], ds.categorical)
-    X_train, X_test = transform(ds.X[train]), transform(ds.X[test])
-    y_train, y_test = ds.y[train], ds.y[test]
+    X_train, y_train = transform(ds.X[train]), ds.y[train]
+    fixed_test = None if test is None else (transform(ds.X[test]), ds.y[test])
+    queries = protocol.queries(len(train), K)
 
     init_rng = np.random.default_rng(derive_seed(root, "initial", dl, task.repetition, task.fold))
     labeled = initial_labeled(X_train, y_train, protocol.initial, K, init_rng)
@@ -253,8 +305,8 @@ def run_task(task: Task, ds: Dataset, protocol: Protocol,
     y_obs[labeled] = y_train[labeled]
     new_rows, query_seconds = labeled, 0.0
     rows = []
-    n_rounds = protocol.n_iterations
-    remaining = protocol.budget
+    n_rounds = protocol.n_iterations(queries)
+    remaining = queries
     start = 0
     saved = checkpoint.load() if checkpoint is not None else None
     if saved is not None and saved.task_id == task.task_id:
@@ -262,8 +314,8 @@ def run_task(task: Task, ds: Dataset, protocol: Protocol,
         model, strategy, rng = saved.model, saved.strategy, saved.rng
         y_obs, rows, new_rows = saved.y_obs, saved.rows, saved.new_rows
         query_seconds, remaining = saved.query_seconds, saved.remaining
-        if on_query is not None and protocol.budget > remaining:
-            on_query(protocol.budget - remaining)
+        if on_query is not None and queries > remaining:
+            on_query(queries - remaining)
     strategy.threads = threads
     last_save = time.perf_counter()
     for it in range(start, n_rounds + 1):
@@ -274,7 +326,9 @@ def run_task(task: Task, ds: Dataset, protocol: Protocol,
         last = it == n_rounds
         if it % protocol.evaluate_every == 0 or last:
             t0 = time.perf_counter()
-            test_acc = _accuracy(model, X_test, y_test)
+            X_test, y_test = fixed_test or (X_train[~is_labeled], y_train[~is_labeled])
+            test_error, test_acc = _test_scores(model, X_test, y_test,
+                                                protocol.error_denominator, len(train))
             train_acc = _accuracy(model, X_train, y_train)
             labeled_acc = _accuracy(model, X_train[is_labeled], y_train[is_labeled])
             eval_seconds = time.perf_counter() - t0
@@ -283,7 +337,7 @@ def run_task(task: Task, ds: Dataset, protocol: Protocol,
                 "strategy": task.strategy.label, "fold": task.fold,
                 "repetition": task.repetition, "iteration": it,
                 "n_labeled": int(is_labeled.sum()),
-                "test_error": 1.0 - test_acc, "test_accuracy": test_acc,
+                "test_error": test_error, "test_accuracy": test_acc,
                 "train_accuracy": train_acc, "labeled_accuracy": labeled_acc,
                 "model_size": model.model_size(),
                 "n_components_presplit": model.presplit_size(),

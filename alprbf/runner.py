@@ -49,7 +49,8 @@ from .execution import (
     sigterm_as_interrupt,
 )
 from .fileio import DirectoryBusy, exclusive_lock, remove_stale_temporaries, write_atomic
-from .protocol import Task, check_data, check_task_ids, feasible_folds, task_seeds
+from .models import MODELS
+from .protocol import Task, check_data, check_task_ids, split_rows, task_seeds
 from .results import (
     TASKS_DIR,
     checksum_file,
@@ -74,9 +75,11 @@ def experiment_name(cfg: Config) -> str:
 def plan(cfg: Config) -> list[Task]:
     """All tasks of the grid: dataset x model x strategy x repetition x fold."""
     name = experiment_name(cfg)
+    protocols = {d.label: cfg.protocol_for(d) for d in cfg.datasets}
     return [Task(name, d, m, s, r, f)
             for d in cfg.datasets for m, s in cfg.methods
-            for r in range(cfg.protocol.repetitions) for f in range(cfg.protocol.folds)]
+            for r in range(protocols[d.label].repetitions)
+            for f in range(protocols[d.label].n_folds)]
 
 
 def subsample(ds: Dataset, max_rows: int, seed: np.random.SeedSequence) -> Dataset:
@@ -93,8 +96,38 @@ def subsample(ds: Dataset, max_rows: int, seed: np.random.SeedSequence) -> Datas
     return replace(ds, X=ds.X[keep], y=ds.y[keep], split=split)
 
 
+def draw_database(ds: Dataset, rows: int, seed: np.random.SeedSequence, label: str) -> Dataset:
+    """Exactly ``rows`` rows drawn without replacement, stratified by class (largest-remainder
+    quotas), in their original order."""
+    if rows > ds.n_samples:
+        raise UserError(f"dataset '{label}': rows = {rows} exceeds the {ds.n_samples} rows of "
+                        f"'{ds.name}'")
+    if rows == ds.n_samples:
+        return ds
+    counts = np.bincount(ds.y, minlength=ds.n_classes)
+    exact = counts * rows / ds.n_samples
+    quota = np.floor(exact).astype(int)
+    short = rows - quota.sum()
+    quota[np.argsort(-(exact - quota), kind="stable")[:short]] += 1
+    rng = np.random.default_rng(seed)
+    keep = np.sort(np.concatenate([rng.choice(np.flatnonzero(ds.y == k), size=q, replace=False)
+                                   for k, q in enumerate(quota) if q]))
+    split = None if ds.split is None else ds.split[keep]
+    return replace(ds, X=ds.X[keep], y=ds.y[keep], split=split)
+
+
+def one_vs_rest(ds: Dataset, positive: str, label: str) -> Dataset:
+    """Two classes: ``rest`` (code 0) and the original class ``positive`` (code 1)."""
+    if positive not in ds.classes:
+        raise UserError(f"dataset '{label}': one_vs_rest class '{positive}' is not a class of "
+                        f"'{ds.name}'; classes: {', '.join(ds.classes)}")
+    y = (ds.y == ds.classes.index(positive)).astype(np.int64)
+    return replace(ds, y=y, classes=("rest", positive))
+
+
 def load_datasets(cfg: Config) -> dict[str, Dataset]:
-    """Load every dataset of the grid once (subsampled if ``max_rows``), globally preprocessed.
+    """Load every dataset of the grid once, globally preprocessed: a drawn database of
+    ``rows`` rows, then ``one_vs_rest`` targets, then the protocol's ``max_rows`` cap.
 
     Data the loop cannot learn from is refused as loaded (:func:`alprbf.protocol.check_data`),
     before preprocessing could hide it (z-scoring turns an infinite value into nan).
@@ -105,7 +138,15 @@ def load_datasets(cfg: Config) -> dict[str, Dataset]:
         loader = DATASETS[spec.name](**spec.params)
         ds = loader.load(derive_seed(root, "dataset", spec.label))
         check_data(spec.label, ds)
-        ds = subsample(ds, cfg.protocol.max_rows, derive_seed(root, "subsample", spec.label))
+        if spec.rows:
+            params = json.dumps(spec.params, sort_keys=True, default=str)
+            ds = draw_database(ds, spec.rows, derive_seed(root, "database", spec.name, params,
+                                                          spec.rows), spec.label)
+        if spec.one_vs_rest is not None:
+            ds = one_vs_rest(ds, spec.one_vs_rest, spec.label)
+            check_data(spec.label, ds)
+        ds = subsample(ds, cfg.protocol_for(spec).max_rows,
+                       derive_seed(root, "subsample", spec.label))
         out[spec.label] = spec.preprocessing.apply_global(ds)
     return out
 
@@ -121,13 +162,38 @@ def validate(cfg: Config, datasets: dict[str, Dataset]) -> None:
         Naming the problem and the data set.
     """
     check_task_ids(plan(cfg))
-    p = cfg.protocol
     for spec in cfg.datasets:
-        ds = datasets[spec.label]
+        p = cfg.protocol_for(spec)
         try:
-            feasible_folds(ds.y, ds.n_classes, p, derive_seed(p.seed, "folds", spec.label, 0))
+            splits = split_rows(datasets[spec.label], p,
+                                derive_seed(p.seed, "folds", spec.label, 0))
         except UserError as exc:
             raise UserError(f"{exc} (dataset '{spec.label}')") from None
+        check_models(cfg, spec.label, datasets[spec.label].n_classes,
+                     min(len(train) for train, _ in splits))
+
+
+def check_models(cfg: Config, label: str, n_classes: int, n_train: int) -> None:
+    """Ask every model of the grid whether it can fit a training part of ``n_train`` rows
+    (:meth:`alprbf.models.base.Learner.check_training_size`); its ``ValueError`` becomes the
+    one-line UserError naming the model and the data set ``label``."""
+    for name, model in {m.label: m for m, _ in cfg.methods}.items():
+        learner = MODELS[model.name](n_classes=n_classes, random_state=0, **model.params)
+        try:
+            learner.check_training_size(n_train)
+        except ValueError as exc:
+            raise UserError(f"model '{name}': {exc} (dataset '{label}')") from None
+
+
+def planned_queries(cfg: Config, datasets: dict[str, Dataset]) -> dict[str, int]:
+    """Label queries of a task of each data set (of its first fold; folds differ by a row at
+    most, so this is for progress reporting)."""
+    out = {}
+    for spec in cfg.datasets:
+        p, ds = cfg.protocol_for(spec), datasets[spec.label]
+        train, _ = split_rows(ds, p, derive_seed(p.seed, "folds", spec.label, 0), fold=0)[0]
+        out[spec.label] = p.queries(len(train), ds.n_classes)
+    return out
 
 
 # --------------------------------------------------------------------------- metadata
@@ -275,9 +341,11 @@ def run_experiment(cfg: Config, out: str | Path | None = None, *, jobs: int = 1,
         execution = {"jobs": jobs, "backend": backend, "task_threads": task_threads}
         t0 = time.perf_counter()
         done = 0
-        n_queries = len(todo) * cfg.protocol.budget
+        queries = planned_queries(cfg, datasets)
+        n_queries = sum(queries[t.dataset.label] for t in todo)
+        protocols = {d.label: cfg.protocol_for(d) for d in cfg.datasets}
         with sigterm_as_interrupt(), _Progress(progress, len(tasks), skipped, n_queries) as bar:
-            for task, df, _secs in fan_out(todo, datasets, cfg.protocol, jobs, backend,
+            for task, df, _secs in fan_out(todo, datasets, protocols, jobs, backend,
                                            scheduler, on_query=bar.query,
                                            checkpoints=checkpoints, threads=task_threads):
                 with _output_errors(out):
@@ -285,7 +353,7 @@ def run_experiment(cfg: Config, out: str | Path | None = None, *, jobs: int = 1,
                 if checkpoints is not None:
                     checkpoints.for_task(task).clear()
                 done += 1
-                bar.task_done(task, cfg.protocol.budget)
+                bar.task_done(task, queries[task.dataset.label])
     return RunSummary(out, len(tasks), skipped, done, time.perf_counter() - t0)
 
 
