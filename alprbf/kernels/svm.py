@@ -20,7 +20,9 @@ Choices where the paper is silent (parameters where they matter):
   "ovr"``).  The prediction is the class with the largest value, so it agrees with the
   posteriors below (sklearn's own ``predict`` votes one-vs-one and can disagree).  The
   multi-class ``|f(x)|`` that uncertainty sampling needs is the gap between the two largest
-  values (binary: ``|f(x)|``), :meth:`KernelSVC.margin`.
+  values (binary: ``|f(x)|``), :meth:`KernelSVC.margin`; :meth:`KernelSVC.decision_values`
+  adds the one-vs-one values of every pair, from which :mod:`alprbf.strategies.svm` takes
+  its multi-class rule.
 * Posteriors: a softmax of the decision values (binary: ``sigmoid(f)``), classes without a label
   get 0.  Not calibrated; it exists so that every strategy can use the SVM.
 * The density model is fitted once per ``X`` (it depends on the rows, not on the labels) and
@@ -30,6 +32,7 @@ Choices where the paper is silent (parameters where they matter):
 
 from __future__ import annotations
 
+import copy
 import functools
 import hashlib
 
@@ -42,7 +45,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..labels import encode_labels
 from ..validation import check_choice, check_int, check_real
-from .density import DensityOptions, fit_density, responsibilities
+from .density import DensityOptions, MixtureDensity, fit_density, responsibilities
 from .gram import LaplacianDeformation, gmm_gram, lapsvm_C, rbf_gram, rwm_gram
 
 SVM_KERNELS = ("rbf", "rwm", "gmm", "lap")
@@ -185,8 +188,9 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         return self
 
     def _fit_structure(self, X):
-        if self.kernel not in ("rwm", "gmm"):
-            return None
+        return self._pool_density(X) if self.kernel in ("rwm", "gmm") else None
+
+    def _pool_density(self, X):
         cont = np.ones(X.shape[1], bool) if self.categorical is None else \
             ~np.asarray(self.categorical, bool)
         options = DensityOptions(n_components=min(self.n_components, X.shape[0]))
@@ -278,15 +282,62 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         without a label; a single labeled class gets 0)."""
         check_is_fitted(self, "classes_")
         X = validate_data(self, X, reset=False, dtype=np.float64)
-        out = np.full((X.shape[0], len(self.classes_)), -np.inf)
-        if self.svc_ is None:
+        return self._ovr(None if self.svc_ is None else
+                         self._gram(None, self.labeled_, X_new=X), X.shape[0])
+
+    def _ovr(self, G, n: int) -> np.ndarray:
+        """:meth:`scores` from the Gram matrix ``G`` (n, n_labeled) (None without an SVM)."""
+        out = np.full((n, len(self.classes_)), -np.inf)
+        if G is None:
             out[:, self.present_] = 0.0
             return out
-        f = self.svc_.decision_function(self._gram(None, self.labeled_, X_new=X))
+        f = self.svc_.decision_function(G)
         if f.ndim == 1:          # binary: f > 0 favours the second present class
             f = np.column_stack([-f / 2, f / 2])
         out[:, self.present_] = f
         return out
+
+    def decision_values(self, X) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`scores` and the one-vs-one values of every pair, from one Gram matrix.
+
+        Returns
+        -------
+        scores : ndarray of shape (n, K)
+            As :meth:`scores`.
+        pairwise : ndarray of shape (n, K, K)
+            ``pairwise[i, a, b] = f_ab(x_i)``, the decision value of the binary SVM between
+            classes ``a`` and ``b`` (positive favours ``a``); antisymmetric, 0 on the diagonal
+            and for every pair with a class without a label.
+        """
+        check_is_fitted(self, "classes_")
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        K = len(self.classes_)
+        pairwise = np.zeros((X.shape[0], K, K))
+        if self.svc_ is None:
+            return self._ovr(None, X.shape[0]), pairwise
+        G = self._gram(None, self.labeled_, X_new=X)
+        ovo = copy.copy(self.svc_)
+        ovo.decision_function_shape = "ovo"
+        dec = ovo.decision_function(G)
+        if dec.ndim == 1:        # binary: sklearn's f > 0 favours the second class
+            dec = -dec[:, None]
+        a, b = np.triu_indices(len(self.present_), k=1)   # libsvm's pair order
+        pairwise[:, self.present_[a], self.present_[b]] = dec
+        pairwise[:, self.present_[b], self.present_[a]] = -dec
+        return self._ovr(G, X.shape[0]), pairwise
+
+    def density_model(self) -> MixtureDensity:
+        """The density model of the training rows (eqs 1-7) that the strategies use.
+
+        The kernel's own for RWM and GMM; for RBF and LAP one fitted here on first use, with
+        the options and seed the RWM kernel would use, and kept like the kernel's (later fits
+        of the same rows reuse it).
+        """
+        check_is_fitted(self, "classes_")
+        if self.density_ is None:
+            self.density_ = self._pool_density(self.X_pool_)
+            self.resp_ = responsibilities(self.density_, self.X_pool_)
+        return self.density_
 
     def margin(self, X) -> np.ndarray:
         """Multi-class ``|f(x)|``: the gap between the two largest decision values (binary:

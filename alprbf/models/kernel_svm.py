@@ -9,6 +9,8 @@ the number of support vectors.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..kernels.svm import KernelSVC
 from .base import EstimatorLearner
 
@@ -27,3 +29,17 @@ class KernelSVMLearner(EstimatorLearner):
 
     def model_size(self):
         return None if self.estimator_ is None else int(self.estimator_.n_support_vectors_)
+
+    def svm_decision_values(self, X):
+        """One-vs-rest-style and one-vs-one decision values of the rows ``X``: shapes (n, K)
+        and (n, K, K) (:meth:`KernelSVC.decision_values`; zeros before the first label)."""
+        if self.estimator_ is None:
+            K = self.n_classes
+            return np.zeros((len(X), K)), np.zeros((len(X), K, K))
+        return self.estimator_.decision_values(X)
+
+    def density_model(self):
+        """The density model of the rows of the last fit (:meth:`KernelSVC.density_model`)."""
+        if self.estimator_ is None:
+            raise RuntimeError("kernel_svm: the density model exists after a fit with a label")
+        return self.estimator_.density_model()
