@@ -1,0 +1,221 @@
+"""Pre-clustering of a data set (eqs 9-12): K-medoids per subset, fission, Gaussian mixture terms.
+
+:func:`initial_partition` splits the rows into subsets and runs PAM with ``K0`` medoids on each
+(one distance GEMM per subset); :func:`fission` splits the cluster of largest radius (eq 9) in
+two until every radius is below ``kappa * sigma`` (eq 10); :func:`cluster_priors` iterates
+eqs 11-12 for the priors ``alpha_k``; :func:`mixture_terms` gives ``log p(k|x)`` (eq 11) and
+``log p(x)`` (eq 31, unnormalised) of any rows.
+
+Choices where the paper is silent:
+
+* Subsets: the rows are permuted with the caller's generator and cut into
+  ``max(1, round(n / subset_size))`` subsets of near-equal size (so ``n = 5 000`` gives four
+  subsets of 1 250); a subset smaller than ``K0`` gets one medoid per row.
+* Clusters stay in the subset they were found in: a row belongs to the nearest medoid of its own
+  subset (as K-medoids left it), not to the nearest medoid overall.
+* Fission splits a cluster by PAM with two medoids on its members; ties between equal radii go
+  to the lowest cluster index; the first half keeps the index, the second is appended.  Split
+  choices are deterministic, so continuing fission from a partition made for a larger
+  ``sigma`` gives the partition that fission from the initial clustering would give: that is
+  how re-clustering after a smaller ``sigma`` (eq 33) is done.
+* Priors: eqs 11-12 start from the cluster sizes ``n_k / n`` and stop when no ``alpha_k``
+  changes by more than ``tol`` (or after ``max_iter`` iterations).  Computed in log space.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import logsumexp
+
+from ..validation import check_int, check_real
+from .kmedoids import pairwise_distances, pam, sq_distances
+
+
+@dataclass(frozen=True)
+class Partition:
+    """Clusters of the rows of a data set, each represented by one of its rows (a medoid).
+
+    Attributes
+    ----------
+    medoids : ndarray of int, shape (K,)
+        Row index of each cluster's representative ``c_k``.
+    labels : ndarray of int, shape (n,)
+        Cluster of each row.
+    radii : ndarray of shape (K,)
+        ``r_k``: largest distance of a member to its medoid (eq 9).
+    n_splits : int
+        Fissions applied since the initial K-medoids.
+    """
+
+    medoids: np.ndarray
+    labels: np.ndarray
+    radii: np.ndarray
+    n_splits: int = 0
+
+    @property
+    def n_clusters(self) -> int:
+        return len(self.medoids)
+
+
+def subsets(n: int, subset_size: int, rng: np.random.Generator) -> list[np.ndarray]:
+    """Random near-equal subsets of ``range(n)``: ``max(1, round(n / subset_size))`` of them.
+
+    Parameters
+    ----------
+    n : int
+    subset_size : int
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    list of ndarray of int
+    """
+    check_int("subsets", "subset_size", subset_size, 1)
+    n_sub = max(1, int(round(n / subset_size)))
+    return np.array_split(rng.permutation(n), n_sub)
+
+
+def _radius(X: np.ndarray, members: np.ndarray, medoid: int) -> float:
+    return float(np.sqrt(((X[members] - X[medoid]) ** 2).sum(axis=1)).max())
+
+
+def initial_partition(X: np.ndarray, n_medoids: int, subset_size: int,
+                      rng: np.random.Generator) -> Partition:
+    """PAM with ``n_medoids`` medoids (``K0``) on each subset of about ``subset_size`` rows.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    n_medoids : int
+        ``K0`` per subset (capped at the subset's size).
+    subset_size : int
+    rng : numpy.random.Generator
+        Draws the subsets.
+
+    Returns
+    -------
+    Partition
+    """
+    check_int("initial_partition", "n_medoids", n_medoids, 1)
+    labels = np.empty(X.shape[0], dtype=np.int64)
+    medoids: list[np.ndarray] = []
+    radii: list[np.ndarray] = []
+    offset = 0
+    for rows in subsets(X.shape[0], subset_size, rng):
+        rows = np.sort(rows)
+        D = pairwise_distances(X[rows])
+        res = pam(D, min(n_medoids, len(rows)))
+        labels[rows] = res.labels + offset
+        medoids.append(rows[res.medoids])
+        k = len(res.medoids)
+        dist = D[np.arange(len(rows)), res.medoids[res.labels]]
+        r = np.zeros(k)
+        np.maximum.at(r, res.labels, dist)
+        radii.append(r)
+        offset += k
+    return Partition(np.concatenate(medoids), labels, np.concatenate(radii))
+
+
+def fission(X: np.ndarray, partition: Partition, max_radius: float) -> Partition:
+    """Split the cluster of largest radius in two until every radius is ``< max_radius``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    partition : Partition
+    max_radius : float
+        ``kappa * sigma`` (eq 10); must be > 0.
+
+    Returns
+    -------
+    Partition
+        ``partition`` itself when no radius reaches ``max_radius``.
+    """
+    check_real("fission", "max_radius", max_radius, 0.0)
+    if max_radius <= 0:
+        raise ValueError(f"fission: invalid max_radius={max_radius!r}; valid: > 0")
+    if partition.radii.max() < max_radius:
+        return partition
+    medoids = list(partition.medoids)
+    radii = list(partition.radii)
+    labels = partition.labels.copy()
+    n_splits = partition.n_splits
+    while True:
+        k = int(np.argmax(radii))
+        if radii[k] < max_radius:
+            break
+        members = np.flatnonzero(labels == k)
+        res = pam(pairwise_distances(X[members]), 2)
+        new = len(medoids)
+        labels[members[res.labels == 1]] = new
+        medoids[k] = int(members[res.medoids[0]])
+        medoids.append(int(members[res.medoids[1]]))
+        radii[k] = _radius(X, members[res.labels == 0], medoids[k])
+        radii.append(_radius(X, members[res.labels == 1], medoids[new]))
+        n_splits += 1
+    return Partition(np.array(medoids, dtype=np.int64), labels, np.array(radii), n_splits)
+
+
+def mixture_terms(X: np.ndarray, centres: np.ndarray, log_alpha: np.ndarray,
+                  sigma: float) -> tuple[np.ndarray, np.ndarray]:
+    """Log memberships ``log p(k|x)`` (eq 11) and ``log p(x)`` (eq 31) of the rows of ``X``.
+
+    ``p(x) = sum_k alpha_k exp(-||x - c_k||^2 / (2 sigma^2))``, without the Gaussian's
+    normalising constant (as eq 31 writes it); eq 11 does not depend on that constant.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    centres : ndarray of shape (K, d)
+    log_alpha : ndarray of shape (K,)
+        Log priors (``-inf`` allowed).
+    sigma : float
+
+    Returns
+    -------
+    log_resp : ndarray of shape (n, K)
+    log_px : ndarray of shape (n,)
+    """
+    log_w = log_alpha[None, :] - sq_distances(X, centres) / (2.0 * sigma ** 2)
+    log_px = logsumexp(log_w, axis=1)
+    return log_w - log_px[:, None], log_px
+
+
+def cluster_priors(X: np.ndarray, centres: np.ndarray, sigma: float, init: np.ndarray, *,
+                   tol: float = 1e-7, max_iter: int = 2000) -> tuple[np.ndarray, int]:
+    """Priors ``alpha_k`` by iterating eqs 11-12 until no prior moves by more than ``tol``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    centres : ndarray of shape (K, d)
+    sigma : float
+    init : ndarray of shape (K,)
+        Starting priors (positive, summing to 1).
+    tol : float, default=1e-7
+    max_iter : int, default=2000
+
+    Returns
+    -------
+    alpha : ndarray of shape (K,)
+    n_iter : int
+    """
+    log_k = -sq_distances(X, centres) / (2.0 * sigma ** 2)     # fixed across iterations
+    alpha = np.asarray(init, dtype=float)
+    for it in range(1, max_iter + 1):
+        with np.errstate(divide="ignore"):
+            log_w = np.log(alpha)[None, :] + log_k
+        resp = np.exp(log_w - logsumexp(log_w, axis=1, keepdims=True))
+        new = resp.mean(axis=0)
+        done = np.max(np.abs(new - alpha)) <= tol
+        alpha = new
+        if done:
+            return alpha, it
+    return alpha, max_iter
+
+
+def cluster_sizes(partition: Partition) -> np.ndarray:
+    """``n_k / n`` of each cluster, shape (K,)."""
+    return np.bincount(partition.labels, minlength=partition.n_clusters) / len(partition.labels)

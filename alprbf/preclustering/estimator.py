@@ -1,0 +1,327 @@
+"""The pre-clustering classifier (Nguyen & Smeulders 2004) as an sklearn-style estimator.
+
+``fit(X, y)`` takes every row of the database (``y = nan`` on unlabeled rows): the clustering
+and the priors come from all rows (eqs 9-12), the label model from the labeled rows (eq 14),
+and the coarse-to-fine check (eqs 32-33) looks at the unlabeled rows.  Handing the previous fit
+of the same task (``previous``) keeps its clustering and current ``sigma``, so clustering runs
+once per task and again only when the scale shrinks.
+
+Choices where the paper is silent (parameters where they matter):
+
+* Units: the paper's ``sigma0 = 2.2 d`` and ``lambda = 80`` are given for grey levels 0..255.
+  With ``paper_range=255`` (default) the scale parameters (``sigma0``, ``sigma_per_dim``,
+  ``min_sigma``) and ``lam`` are read in those units and converted to the data's by
+  ``s = max|X| / paper_range``: ``sigma * s`` and ``lam * s^2``, which is the same model as on
+  the data rescaled to 0..255.  On raw MNIST pixels ``s = 1`` (the literal values, ``sigma0 =
+  1 724.8``; see ``../shared/notes/seed-003-004-reading.md``).  ``paper_range=None``: the values
+  are used as given.
+* ``sigma0``: None gives ``2.2 d`` (``sigma_per_dim * n_features``).
+* Coarse-to-fine: checked at the end of every fit with at least two labeled classes and a
+  non-empty pool; on a shrink the data are re-clustered (fission continued at the smaller
+  ``kappa * sigma``, priors re-estimated) and the label model refitted, once per fit.  Fission
+  never merges clusters, and ``sigma`` has no lower bound (``min_sigma`` sets one).
+* Start of Newton: ``a = 0, b = 0`` at every fit (``warm_start=True``: the previous solution).
+* More than two classes (the paper has two): one label model per labeled class against the
+  others on the same clustering, posteriors normalised over the labeled classes.  With two
+  labeled classes a single model, positive = the larger class code.  Classes without a label
+  get posterior 0; a single labeled class gets 1.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from scipy.special import logsumexp
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ..labels import encode_labels
+from ..validation import check_params
+from .clustering import (
+    Partition,
+    cluster_priors,
+    cluster_sizes,
+    fission,
+    initial_partition,
+    mixture_terms,
+)
+from .label_model import LabelFit, fit_label_model, log_label_posteriors
+from .selection import next_sigma, selection_score
+
+
+class PreclusteringClassifier(ClassifierMixin, BaseEstimator):
+    """Mixture of logistic regressions on K-medoid representatives (see the module docstring).
+
+    Parameters
+    ----------
+    sigma0 : float or None, default=None
+        Initial scale; None: ``sigma_per_dim * n_features``.  In the units of ``paper_range``.
+    sigma_per_dim : float, default=2.2
+    kappa : float, default=8.0
+        Fission until every radius < ``kappa * sigma`` (eq 10).
+    n_medoids : int, default=20
+        ``K0`` per subset.
+    subset_size : int, default=1250
+    lam : float, default=80.0
+        Regularisation of eq 14 (in the units of ``paper_range``).
+    paper_range : float or None, default=255.0
+        Range of the data the scale parameters and ``lam`` are given for (module docstring).
+    threshold : float, default=0.2
+        ``t_e`` of eq 32.
+    eta : float, default=0.9
+        Shrink factor of eq 33.
+    coarse_to_fine : bool, default=True
+    min_sigma : float, default=0.0
+        No shrink below this scale (0: none, as in the paper).
+    warm_start : bool, default=False
+    max_iter : int, default=100
+        Newton steps per label model.
+    tol : float, default=1e-12
+        Newton stopping tolerance (:func:`.label_model.fit_label_model`).
+    prior_tol : float, default=1e-7
+    prior_max_iter : int, default=2000
+        Iterations of eqs 11-12.
+    classes : array-like or None, default=None
+        Every class of the task.
+    random_state : int or None, default=None
+        Draws the clustering subsets.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    present_ : ndarray of int
+        Codes of the labeled classes.
+    scale_ : float
+        ``max|X| / paper_range`` (1 when ``paper_range`` is None or ``X`` is all zeros).
+    sigma_ : float
+        Current scale, in the data's units.
+    lam_ : float
+        ``lam * scale_ ** 2``.
+    partition_ : Partition
+    centres_ : ndarray of shape (K, d)
+    log_alpha_ : ndarray of shape (K,)
+    coef_ : ndarray of shape (n_models, d)
+    intercept_ : ndarray of shape (n_models,)
+    fits_ : list of LabelFit
+    max_score_ : float
+        Largest selection score over the pool after this fit (nan without a pool).
+    n_shrinks_ : int
+        Shrinks of ``sigma`` so far in the task (this fit and the previous ones).
+    timings_ : dict
+        Seconds spent in this fit on ``clustering``, ``newton`` and ``selection``.
+    """
+
+    def __init__(self, sigma0=None, sigma_per_dim=2.2, kappa=8.0, n_medoids=20,
+                 subset_size=1250, lam=80.0, paper_range=255.0, threshold=0.2, eta=0.9,
+                 coarse_to_fine=True, min_sigma=0.0, warm_start=False, max_iter=100,
+                 tol=1e-12, prior_tol=1e-7, prior_max_iter=2000, classes=None,
+                 random_state=None):
+        self.sigma0 = sigma0
+        self.sigma_per_dim = sigma_per_dim
+        self.kappa = kappa
+        self.n_medoids = n_medoids
+        self.subset_size = subset_size
+        self.lam = lam
+        self.paper_range = paper_range
+        self.threshold = threshold
+        self.eta = eta
+        self.coarse_to_fine = coarse_to_fine
+        self.min_sigma = min_sigma
+        self.warm_start = warm_start
+        self.max_iter = max_iter
+        self.tol = tol
+        self.prior_tol = prior_tol
+        self.prior_max_iter = prior_max_iter
+        self.classes = classes
+        self.random_state = random_state
+
+    def validate_params(self) -> None:
+        """Raise ``ValueError`` naming the first invalid parameter."""
+        owner = type(self).__name__
+        check_params(owner, vars(self),
+                     ints={"n_medoids": 1, "subset_size": 1, "max_iter": 0, "prior_max_iter": 1},
+                     reals={"sigma_per_dim": 0.0, "kappa": 0.0, "lam": 0.0, "threshold": None,
+                            "eta": 0.0, "min_sigma": 0.0, "tol": 0.0, "prior_tol": 0.0},
+                     choices={"coarse_to_fine": (True, False), "warm_start": (True, False)})
+        for name in ("sigma_per_dim", "kappa", "lam"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{owner}: invalid {name}={getattr(self, name)!r}; "
+                                 "valid: a real number > 0")
+        if not 0 < self.eta < 1:
+            raise ValueError(f"{owner}: invalid eta={self.eta!r}; valid: 0 < eta < 1")
+        if self.paper_range is not None:
+            check_params(owner, {"paper_range": self.paper_range}, reals={"paper_range": 0.0})
+            if self.paper_range <= 0:
+                raise ValueError(f"{owner}: invalid paper_range={self.paper_range!r}; "
+                                 "valid: None or a real number > 0")
+        if self.sigma0 is not None:
+            check_params(owner, {"sigma0": self.sigma0}, reals={"sigma0": 0.0})
+            if self.sigma0 <= 0:
+                raise ValueError(f"{owner}: invalid sigma0={self.sigma0!r}; "
+                                 "valid: None or a real number > 0")
+
+    # ------------------------------------------------------------------ fitting
+
+    def fit(self, X, y, previous: PreclusteringClassifier | None = None):
+        """Cluster all rows (or reuse ``previous``'s clustering), fit the label model on the
+        labeled rows, then apply the coarse-to-fine check.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, d)
+        y : array-like of shape (n,)
+            Labels, ``nan`` on unlabeled rows; at least one row labeled.
+        previous : PreclusteringClassifier, optional
+            An earlier fit of the same task (same ``X``): its clustering and scale are kept.
+
+        Returns
+        -------
+        self
+        """
+        self.validate_params()
+        X = validate_data(self, X, dtype=np.float64)
+        self.classes_, codes = encode_labels(y, X.shape[0], self.classes)
+        if not np.any(codes >= 0):
+            raise ValueError("PreclusteringClassifier needs at least one labeled row (y not nan)")
+        self.X_fit_ = X
+        self.timings_ = {"clustering": 0.0, "newton": 0.0, "selection": 0.0}
+        tic = time.perf_counter()
+        same = (previous is not None and getattr(previous, "X_fit_", None) is not None
+                and previous.X_fit_.shape == X.shape and np.array_equal(previous.X_fit_, X))
+        top = float(np.max(np.abs(X))) if X.size else 0.0
+        self.scale_ = top / self.paper_range if self.paper_range is not None and top > 0 else 1.0
+        self.lam_ = self.lam * self.scale_ ** 2
+        if same:
+            self.sigma_, self.n_shrinks_ = previous.sigma_, previous.n_shrinks_
+            self._set_clusters(previous.partition_, previous.log_alpha_, previous.log_resp_,
+                               previous.log_px_, X)
+        else:
+            self.sigma_ = self.scale_ * float(self.sigma0 if self.sigma0 is not None
+                                              else self.sigma_per_dim * X.shape[1])
+            self.n_shrinks_ = 0
+            rng = np.random.default_rng(self.random_state)
+            self._cluster(X, initial_partition(X, self.n_medoids, self.subset_size, rng))
+        self.timings_["clustering"] += time.perf_counter() - tic
+        self._fit_labels(codes, previous if self.warm_start else None)
+        self.max_score_ = self._check_scale(X, codes)
+        return self
+
+    def _cluster(self, X: np.ndarray, partition: Partition) -> None:
+        """Fission at the current scale, then priors and mixture terms of every row."""
+        partition = fission(X, partition, self.kappa * self.sigma_)
+        centres = X[partition.medoids]
+        alpha, _ = cluster_priors(X, centres, self.sigma_, cluster_sizes(partition),
+                                  tol=self.prior_tol, max_iter=self.prior_max_iter)
+        with np.errstate(divide="ignore"):
+            log_alpha = np.log(alpha)
+        log_resp, log_px = mixture_terms(X, centres, log_alpha, self.sigma_)
+        self._set_clusters(partition, log_alpha, log_resp, log_px, X)
+
+    def _set_clusters(self, partition, log_alpha, log_resp, log_px, X) -> None:
+        self.partition_ = partition
+        self.centres_ = X[partition.medoids]
+        self.log_alpha_ = log_alpha
+        self.log_resp_ = log_resp
+        self.log_px_ = log_px
+
+    def _fit_labels(self, codes: np.ndarray, previous) -> None:
+        tic = time.perf_counter()
+        lab = np.flatnonzero(codes >= 0)
+        self.present_ = np.unique(codes[lab])
+        positives = self.present_[1:] if len(self.present_) == 2 else \
+            (self.present_ if len(self.present_) > 2 else self.present_[:0])
+        start_ok = (previous is not None and hasattr(previous, "coef_")
+                    and np.array_equal(previous.positives_, positives))
+        fits: list[LabelFit] = []
+        for j, c in enumerate(positives):
+            start = (previous.coef_[j], previous.intercept_[j]) if start_ok else None
+            fits.append(fit_label_model(self.centres_, self.log_resp_[lab],
+                                        np.where(codes[lab] == c, 1.0, -1.0), self.lam_,
+                                        start=start, max_iter=self.max_iter, tol=self.tol))
+        self.positives_ = positives
+        self.fits_ = fits
+        d = self.centres_.shape[1]
+        self.coef_ = np.array([f.coef for f in fits]).reshape(len(fits), d)
+        self.intercept_ = np.array([f.intercept for f in fits])
+        self.timings_["newton"] += time.perf_counter() - tic
+
+    def _check_scale(self, X: np.ndarray, codes: np.ndarray) -> float:
+        """Eqs 32-33: shrink ``sigma``, re-cluster and refit when the best score is low."""
+        tic = time.perf_counter()
+        pool = np.flatnonzero(codes < 0)
+        if len(pool) == 0:
+            return float("nan")
+        best = float(np.max(self._scores_from(self.log_resp_[pool], self.log_px_[pool])))
+        self.timings_["selection"] += time.perf_counter() - tic
+        if not self.coarse_to_fine or len(self.present_) < 2:
+            return best
+        sigma = max(next_sigma(best, self.sigma_, self.threshold, self.eta),
+                    self.min_sigma * self.scale_)
+        if sigma >= self.sigma_:
+            return best
+        tic = time.perf_counter()
+        self.sigma_ = sigma
+        self.n_shrinks_ += 1
+        self._cluster(X, self.partition_)
+        self.timings_["clustering"] += time.perf_counter() - tic
+        self._fit_labels(codes, None)
+        tic = time.perf_counter()
+        best = float(np.max(self._scores_from(self.log_resp_[pool], self.log_px_[pool])))
+        self.timings_["selection"] += time.perf_counter() - tic
+        return best
+
+    # ------------------------------------------------------------------ prediction
+
+    def _log_proba_from(self, log_resp: np.ndarray) -> np.ndarray:
+        out = np.full((log_resp.shape[0], len(self.classes_)), -np.inf)
+        present = self.present_
+        if len(present) == 1:
+            out[:, present[0]] = 0.0
+            return out
+        cols = [log_label_posteriors(a, b, self.centres_, log_resp)
+                for a, b in zip(self.coef_, self.intercept_, strict=True)]
+        if len(present) == 2:
+            log_pos, log_neg = cols[0]
+            out[:, present[1]], out[:, present[0]] = log_pos, log_neg
+        else:
+            out[:, present] = np.column_stack([pos for pos, _ in cols])
+        return out - logsumexp(out[:, present], axis=1, keepdims=True)
+
+    def _scores_from(self, log_resp: np.ndarray, log_px: np.ndarray) -> np.ndarray:
+        return selection_score(np.exp(self._log_proba_from(log_resp)), log_px)
+
+    def _terms(self, X):
+        check_is_fitted(self, "classes_")
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return mixture_terms(X, self.centres_, self.log_alpha_, self.sigma_)
+
+    def predict_log_proba(self, X) -> np.ndarray:
+        """Log class posteriors by eq 5, shape (n, n_classes)."""
+        return self._log_proba_from(self._terms(X)[0])
+
+    def predict_proba(self, X) -> np.ndarray:
+        return np.exp(self.predict_log_proba(X))
+
+    def predict(self, X) -> np.ndarray:
+        """Eq 6: the class of largest posterior."""
+        return self.classes_[np.argmax(self.predict_log_proba(X), axis=1)]
+
+    def selection_scores(self, X) -> np.ndarray:
+        """``(1 - |f(x)|) p(x)`` (eq 30) of the rows of ``X``, shape (n,)."""
+        log_resp, log_px = self._terms(X)
+        return self._scores_from(log_resp, log_px)
+
+    def fitted_rows(self, X) -> bool:
+        """True when ``X`` is the matrix of the last fit (its cached terms apply)."""
+        X_fit = getattr(self, "X_fit_", None)
+        return X_fit is not None and (X is X_fit or (np.shape(X) == X_fit.shape
+                                                     and np.array_equal(X, X_fit)))
+
+    def log_proba_rows(self, rows: np.ndarray) -> np.ndarray:
+        """``predict_log_proba(X_fit_[rows])`` from the cached memberships."""
+        return self._log_proba_from(self.log_resp_[rows])
+
+    def selection_scores_rows(self, rows: np.ndarray) -> np.ndarray:
+        """``selection_scores(X_fit_[rows])`` from the cached memberships."""
+        return self._scores_from(self.log_resp_[rows], self.log_px_[rows])

@@ -1,0 +1,248 @@
+"""The label model (eqs 3-6, 13-25): a mixture of logistic regressions on cluster representatives.
+
+``p(y|k) = sigmoid(y (c_k . a + b))`` (eq 3) and ``p(y|x) = sum_k p(k|x) p(y|k)`` (eq 5).  The
+parameters minimise the regularised negative log-likelihood of the labeled rows (eq 14)
+
+    L(a, b) = lam/2 ||a||^2 - sum_i log sum_k p(k|x_i) p(y_i|k)
+
+by Newton steps (eq 15) with the gradient of eqs 16-17 and the positive definite approximation
+of the Hessian of eqs 18-19.  With one cluster per labeled row and hard memberships this is
+L2-regularised logistic regression with an unpenalised intercept, and the approximation is then
+the exact Hessian.
+
+The Newton system is solved through its structure (eqs 20-25): eliminating ``db`` leaves
+``G da = -(dL/da - z dL/db)`` with ``G = lam I + sum_k tau_k (c_k - z)(c_k - z)^T``.
+
+**Erratum.** Eqs 21-22 build ``G`` from the columns ``sqrt(tau_k) c_k``; eqs 23-24 solve the
+Newton system of eq 18 only when the columns are centred, ``sqrt(tau_k) (c_k - z)`` (the Schur
+complement of the intercept block is ``sum_k tau_k c_k c_k^T - (sum_k tau_k) z z^T``).  The
+centred columns are used here; ``tests/test_preclustering_label_model.py`` checks the result
+against a dense solve of eq 15 with the Hessian of eq 18.  ``G^{-1}`` is applied by the
+Woodbury identity (eq 25) with only the clusters of non-zero ``tau_k`` as columns.
+
+Choices where the paper is silent:
+
+* Start: ``a = 0, b = 0`` (or a given start); the objective is not convex for soft memberships
+  (the paper says it is), so the result can depend on the start.
+* Damping: a full Newton step is taken when it satisfies the Armijo condition
+  ``L(new) <= L + 1e-4 t g.step``; otherwise the step length ``t`` is halved (at most
+  ``max_halvings`` times; if none is accepted the fit stops where it is).
+* Stopping: when half the Newton decrement ``-g.step / 2`` is at most
+  ``tol * max(1, |L|)``, or after ``max_iter`` steps.
+* All clusters have ``tau_k = 0`` (every ``p(y_i|k)`` is 0 or 1 in floating point): the
+  intercept block of eq 18 vanishes; the step is then ``da = -dL/da / lam, db = 0``.
+* Probabilities are multiplied in log space: ``log p(y|k)`` by ``log_sigmoid``, the mixture by
+  ``logsumexp``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.linalg import cho_factor, cho_solve
+from scipy.special import logsumexp
+
+from ..validation import check_int, check_real
+
+ARMIJO = 1e-4
+
+
+def log_sigmoid(t: np.ndarray) -> np.ndarray:
+    """``log(1 / (1 + exp(-t)))`` without overflow."""
+    return -np.logaddexp(0.0, -t)
+
+
+@dataclass(frozen=True)
+class LabelTerms:
+    """Objective (eq 14), gradient (eqs 16-17) and the weights of eq 19 at ``(a, b)``.
+
+    Attributes
+    ----------
+    objective : float
+    grad_a : ndarray of shape (d,)
+    grad_b : float
+    tau : ndarray of shape (K,)
+        Eq 19.
+    """
+
+    objective: float
+    grad_a: np.ndarray
+    grad_b: float
+    tau: np.ndarray
+
+
+def label_terms(a: np.ndarray, b: float, centres: np.ndarray, log_resp: np.ndarray,
+                y: np.ndarray, lam: float) -> LabelTerms:
+    """Evaluate eqs 14, 16, 17 and 19.
+
+    Parameters
+    ----------
+    a : ndarray of shape (d,)
+    b : float
+    centres : ndarray of shape (K, d)
+        Cluster representatives ``c_k``.
+    log_resp : ndarray of shape (m, K)
+        ``log p(k|x_i)`` of the labeled rows (``-inf`` allowed).
+    y : ndarray of shape (m,)
+        Labels in {-1, +1}.
+    lam : float
+
+    Returns
+    -------
+    LabelTerms
+    """
+    t = centres @ a + b                                   # (K,)
+    yt = y[:, None] * t[None, :]                          # (m, K)
+    log_s = log_sigmoid(yt)                               # log p(y_i|k)
+    log_joint = log_resp + log_s
+    log_p = logsumexp(log_joint, axis=1)                  # log p(y_i|x_i)
+    # p(k|x_i) p(y_i|k) (1 - p(y_i|k)) / p(y_i|x_i), the common factor of eqs 17 and 19
+    r = np.exp(log_joint + log_sigmoid(-yt) - log_p[:, None])
+    gamma = y @ r                                         # eq 17, (K,)
+    tau = np.einsum("ik,ik->k", r, np.exp(log_s))         # eq 19
+    grad_a = lam * a - centres.T @ gamma
+    return LabelTerms(objective=float(0.5 * lam * (a @ a) - log_p.sum()), grad_a=grad_a,
+                      grad_b=float(-gamma.sum()), tau=tau)
+
+
+def newton_step(centres: np.ndarray, tau: np.ndarray, grad_a: np.ndarray, grad_b: float,
+                lam: float) -> tuple[np.ndarray, float]:
+    """Solve eq 15 with the Hessian of eq 18 through eqs 20-25 (centred columns, see the
+    module docstring) over the clusters with ``tau_k > 0``.
+
+    Parameters
+    ----------
+    centres : ndarray of shape (K, d)
+    tau : ndarray of shape (K,)
+        Non-negative weights of eq 19.
+    grad_a : ndarray of shape (d,)
+    grad_b : float
+    lam : float
+        > 0.
+
+    Returns
+    -------
+    da : ndarray of shape (d,)
+    db : float
+    """
+    active = np.flatnonzero(tau > 0)
+    if len(active) == 0:
+        return -grad_a / lam, 0.0
+    t = tau[active]
+    total = t.sum()
+    C = centres[active]
+    z = (t @ C) / total                                   # eq 20
+    Dt = (C - z) * np.sqrt(t)[:, None]                    # rows = columns of D (erratum)
+    v = grad_a - z * grad_b
+    inner = Dt @ Dt.T
+    inner[np.diag_indices_from(inner)] += lam             # lam I + D^T D (eq 25)
+    u = cho_solve(cho_factor(inner), Dt @ v)
+    g_inv_v = (v - Dt.T @ u) / lam                        # G^{-1} v (eq 25)
+    return -g_inv_v, float(z @ g_inv_v - grad_b / total)  # eqs 23-24
+
+
+@dataclass(frozen=True)
+class LabelFit:
+    """Outcome of :func:`fit_label_model`.
+
+    Attributes
+    ----------
+    coef : ndarray of shape (d,)
+        ``a``.
+    intercept : float
+        ``b``.
+    objective : float
+        Eq 14 at the solution.
+    n_iter : int
+        Newton steps taken.
+    converged : bool
+        The decrement criterion was met.
+    """
+
+    coef: np.ndarray
+    intercept: float
+    objective: float
+    n_iter: int
+    converged: bool
+
+
+def fit_label_model(centres: np.ndarray, log_resp: np.ndarray, y: np.ndarray, lam: float, *,
+                    start: tuple[np.ndarray, float] | None = None, max_iter: int = 100,
+                    tol: float = 1e-12, max_halvings: int = 40) -> LabelFit:
+    """Minimise eq 14 by damped Newton steps (see the module docstring).
+
+    Parameters
+    ----------
+    centres : ndarray of shape (K, d)
+    log_resp : ndarray of shape (m, K)
+        ``log p(k|x_i)`` of the labeled rows.
+    y : ndarray of shape (m,)
+        Labels in {-1, +1}.
+    lam : float
+        Regularisation, > 0 (the paper: 80).
+    start : (ndarray of shape (d,), float), optional
+        Initial ``(a, b)``; default zeros.
+    max_iter : int, default=100
+    tol : float, default=1e-12
+    max_halvings : int, default=40
+
+    Returns
+    -------
+    LabelFit
+    """
+    check_real("fit_label_model", "lam", lam, 0.0)
+    if lam <= 0:
+        raise ValueError(f"fit_label_model: invalid lam={lam!r}; valid: a real number > 0")
+    check_int("fit_label_model", "max_iter", max_iter, 0)
+    check_int("fit_label_model", "max_halvings", max_halvings, 0)
+    check_real("fit_label_model", "tol", tol, 0.0)
+    y = np.asarray(y, dtype=float)
+    if not np.all(np.abs(y) == 1):
+        raise ValueError("fit_label_model: y must hold -1 or +1")
+    centres = np.asarray(centres, dtype=float)
+    if start is None:
+        a, b = np.zeros(centres.shape[1]), 0.0
+    else:
+        a, b = np.array(start[0], dtype=float), float(start[1])
+    terms = label_terms(a, b, centres, log_resp, y, lam)
+    converged = False
+    it = 0
+    while it < max_iter:
+        da, db = newton_step(centres, terms.tau, terms.grad_a, terms.grad_b, lam)
+        slope = float(terms.grad_a @ da + terms.grad_b * db)   # < 0: a descent direction
+        if -slope / 2 <= tol * max(1.0, abs(terms.objective)):
+            converged = True
+            break
+        step = 1.0
+        for _ in range(max_halvings + 1):
+            new = label_terms(a + step * da, b + step * db, centres, log_resp, y, lam)
+            if new.objective <= terms.objective + ARMIJO * step * slope:
+                break
+            step /= 2
+        else:
+            break                  # no acceptable step: stop at the current point
+        a, b, terms = a + step * da, b + step * db, new
+        it += 1
+    return LabelFit(coef=a, intercept=b, objective=terms.objective, n_iter=it,
+                    converged=converged)
+
+
+def log_label_posteriors(a: np.ndarray, b: float, centres: np.ndarray,
+                         log_resp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``log p(y = +1|x)`` and ``log p(y = -1|x)`` by eq 5.
+
+    Parameters
+    ----------
+    a : ndarray of shape (d,)
+    b : float
+    centres : ndarray of shape (K, d)
+    log_resp : ndarray of shape (n, K)
+
+    Returns
+    -------
+    log_pos, log_neg : ndarray of shape (n,)
+    """
+    t = centres @ a + b
+    return (logsumexp(log_resp + log_sigmoid(t)[None, :], axis=1),
+            logsumexp(log_resp + log_sigmoid(-t)[None, :], axis=1))
