@@ -93,6 +93,9 @@ def report(
     methods: Annotated[str | None, typer.Option(
         help="Comma-separated shell patterns on 'model / strategy': report only these "
              "methods, e.g. '*_literal / posterior_ratio,*_literal / qbc_prbf'.")] = None,
+    curve_accuracy: Annotated[str, typer.Option(
+        help="Accuracy behind AULC and DUR: test (held-out rows) or train (the training "
+             "pool with true labels, seed 003's reading).")] = "test",
 ) -> None:
     """Tables and plots from the Parquet results (never re-runs anything)."""
     formats = tuple(f.strip() for f in format.split(",") if f.strip())
@@ -105,7 +108,7 @@ def report(
 
     written = build_report(results, out_dir=out, baseline=baseline, formats=formats,
                            alpha=alpha, q_alpha=q_alpha, rp_measure=rp_measure, window=window,
-                           methods=patterns)
+                           methods=patterns, curve_accuracy=curve_accuracy)
     for p in written:
         typer.echo(str(p))
 

@@ -255,3 +255,28 @@ def test_methods_option_on_the_command_line(experiment):
     res = invoke_report(experiment, "--methods", "qbc*")
     assert res.exit_code == 2 and len(res.stderr.strip().splitlines()) == 1
     assert "'qbc*' match no method" in res.stderr
+
+
+def test_curve_accuracy_chooses_what_aulc_and_dur_use(tmp_path):
+    """Train accuracies shifted up by 10 points for one method only: on ``train`` its AULC rises
+    by exactly 10 (points per labeled sample averaged = mean difference), RP is unchanged."""
+    exp = tmp_path / "ca"
+    test_b, test_m = [0.5, 0.6, 0.7, 0.8], [0.55, 0.65, 0.75, 0.8]
+    for f in range(2):
+        write_task(exp, curve_rows("ca", "d1", "base", "random", f, 0, test_b))
+        write_task(exp, curve_rows("ca", "d1", "m", "uncertainty", f, 0, test_m,
+                                   train_accuracies=[a + 0.1 for a in test_m]))
+    write_run_json(exp, "ca", budget=6)
+    build_report(exp, baseline="base", out_dir=tmp_path / "test")
+    build_report(exp, baseline="base", out_dir=tmp_path / "train", curve_accuracy="train")
+    a_test, a_train = (pd.read_csv(tmp_path / d / "aulc.csv").set_index("method")
+                       .loc["m / uncertainty", "aulc"] for d in ("test", "train"))
+    assert a_train == pytest.approx(a_test + 10.0, abs=1e-3)   # the CSV keeps 4 decimals
+    rp = [(tmp_path / d / "rp.csv").read_text() for d in ("test", "train")]
+    assert rp[0] == rp[1]
+    assert "on the train accuracy" in (tmp_path / "train" / "dur.md").read_text()
+    assert "AULC and DUR use the training-pool accuracy" in \
+        (tmp_path / "train" / "report.md").read_text()
+    assert "AULC and DUR use the test accuracy" in (tmp_path / "test" / "report.md").read_text()
+    res = invoke_report(exp, "--curve-accuracy", "pool")
+    assert res.exit_code == 2 and "curve accuracy 'pool'" in res.output

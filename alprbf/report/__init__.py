@@ -64,10 +64,11 @@ from .io import (
 )
 
 __all__ = ["build_report", "check_reference", "load_results", "load_reference",
-           "REPORT_FORMATS", "RP_MEASURES"]
+           "REPORT_FORMATS", "RP_MEASURES", "CURVE_ACCURACIES"]
 
 REPORT_FORMATS = tables.FORMATS
 RP_MEASURES = metrics.RP_MEASURES
+CURVE_ACCURACIES = tuple(metrics.CURVE_ACCURACIES)
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,7 @@ class ReportOptions:
     reference: pd.DataFrame | None = None
     window: float = 0.2
     methods: tuple[str, ...] = ()
+    curve_accuracy: str = "test"
 
     def selected(self, full_label: str) -> bool:
         """Whether ``--methods`` keeps the method ``"model / strategy"``."""
@@ -92,7 +94,8 @@ def build_report(results_root: str | Path, out_dir: str | Path | None = None,
                  baseline: str | None = None, formats: Sequence[str] = ("md", "csv", "tex"),
                  alpha: float = 0.10, q_alpha: float | None = None,
                  rp_measure: str = "train_best", reference: str | Path | None = None,
-                 window: float = 0.2, methods: Sequence[str] | None = None) -> list[Path]:
+                 window: float = 0.2, methods: Sequence[str] | None = None,
+                 curve_accuracy: str = "test") -> list[Path]:
     """Write the report of every experiment below ``results_root``.
 
     Parameters
@@ -118,6 +121,9 @@ def build_report(results_root: str | Path, out_dir: str | Path | None = None,
         Fraction of the budget at its end that defines the DUR target accuracy.
     methods : sequence of str, optional
         Shell patterns on ``"model / strategy"``; report only the matching methods.
+    curve_accuracy : {"test", "train"}
+        Accuracy behind AULC and DUR (:data:`metrics.CURVE_ACCURACIES`); RP always ranks test
+        accuracies.
 
     Returns
     -------
@@ -130,10 +136,12 @@ def build_report(results_root: str | Path, out_dir: str | Path | None = None,
         Missing or invalid results, unknown format / RP measure / baseline, bad alpha or q_alpha,
         a ``methods`` pattern that matches nothing, an output directory that cannot be written.
     """
+    if curve_accuracy not in metrics.CURVE_ACCURACIES:
+        raise unknown_name("curve accuracy", curve_accuracy, CURVE_ACCURACIES)
     opts = ReportOptions(baseline, _check_args(formats, alpha, q_alpha, rp_measure, window),
                          alpha, q_alpha, rp_measure,
                          load_reference(reference) if reference is not None else None, window,
-                         tuple(methods or ()))
+                         tuple(methods or ()), curve_accuracy)
     root = Path(results_root)
     experiments = find_experiments(root)
     out = Path(out_dir) if out_dir is not None else root / "report"
@@ -321,7 +329,7 @@ def _experiment_report(exp: Experiment, rows: pd.DataFrame, out: Path, opts: Rep
     cost = metrics.cost_summary(df)
     base, note = _choose_baseline(opts.baseline, labels)
     parts.notes.append(note)
-    acc_curves = metrics.curve_stats(df, "test_accuracy")
+    acc_curves = metrics.curve_stats(df, metrics.CURVE_ACCURACIES[opts.curve_accuracy])
     vb = _versus_baseline(acc_curves, base, opts.window, parts)
     cells, summary = _reference_cells(exp, df, labels, plan,
                                       _ours_long(err, scores, vb, cost), opts, parts)
@@ -334,7 +342,9 @@ def _experiment_report(exp: Experiment, rows: pd.DataFrame, out: Path, opts: Rep
         parts.notes.append("Some rows lack train_accuracy; RP ignores them (a curve without "
                            "any uses its last row).")
     if vb is not None:
-        parts.tables += tables.versus_baseline_tables(vb, base)
+        parts.tables += tables.versus_baseline_tables(vb, base, opts.curve_accuracy)
+        parts.notes.append(f"Accuracy used: RP ranks test accuracies; AULC and DUR use the "
+                           f"{_CURVE_WORDS[opts.curve_accuracy]}.")
     parts.tables.append(tables.cost_table(cost, _cost_notes(df)))
     if cells is not None:
         parts.tables.append(tables.reference_table(cells, summary))
@@ -350,6 +360,11 @@ def _experiment_report(exp: Experiment, rows: pd.DataFrame, out: Path, opts: Rep
     index = out / "report.md"
     index.write_text(_index_md(exp, rows, labels, parts, opts.formats, out))
     return [index, *written]
+
+
+_CURVE_WORDS = {"test": "test accuracy (held-out rows)",
+                "train": "training-pool accuracy (labeled and unlabeled training rows with "
+                         "their true labels, `train_accuracy`)"}
 
 
 def _versus_baseline(acc_curves: pd.DataFrame, base: str | None, window: float,

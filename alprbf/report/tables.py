@@ -218,13 +218,15 @@ def error_at_budget_table(err: pd.DataFrame, published: pd.DataFrame | None = No
                  pd.DataFrame(rows, columns=cols), notes)
 
 
-def versus_baseline_tables(vb: pd.DataFrame, baseline: str) -> list[Table]:
+def versus_baseline_tables(vb: pd.DataFrame, baseline: str,
+                           accuracy: str = "test") -> list[Table]:
     """AULC and DUR tables against ``baseline`` (from ``metrics.versus_baseline``).
 
     Bottom rows: ``Mean`` over datasets and ``Wins`` (shared on ties; highest AULC, fewest
     labels for DUR).  A DUR not reached enters the mean with its lower bound (as seed 003
     Table 3 does), the mean is then printed ``>>``; it never wins.  Datasets where a measure is
     n/a for some method are left out of that measure's mean and wins (a note says so).
+    ``accuracy`` (``test`` or ``train``) names the accuracy the curves hold, for the notes.
     """
     methods = sorted(vb["method"].unique())
     datasets = sorted(vb["dataset"].unique())
@@ -237,7 +239,8 @@ def versus_baseline_tables(vb: pd.DataFrame, baseline: str) -> list[Table]:
     aulc_w = _matrix(vb, "aulc", datasets, methods)
     complete = aulc_w.dropna()
     disp = _wide(vb, lambda r: fmt(r["aulc"], 3), methods)
-    notes = [f"AULC against the baseline `{baseline}`: mean accuracy difference in percentage "
+    notes = [f"AULC against the baseline `{baseline}` on the {accuracy} accuracy: mean "
+             "accuracy difference in percentage "
              "points per labeled sample over the common range of labeled-set sizes "
              "(see DEFINITIONS.md)."]
     disp = pd.concat([disp, _summary_rows(complete, lambda v: fmt(v, 3))],
@@ -274,10 +277,11 @@ def versus_baseline_tables(vb: pd.DataFrame, baseline: str) -> list[Table]:
     wins_row = ["Wins", ""] + [NA if w is None else fmt_wins(w[m]) for m in methods]
     disp = pd.concat([disp, pd.DataFrame([mean_row, wins_row], columns=disp.columns)],
                      ignore_index=True)
-    notes = [f"DUR against the baseline `{baseline}`: labels a method needs for its mean "
-             "accuracy curve to reach the target accuracy, divided by the baseline's; labels "
-             "needed in parentheses. Target: the baseline's mean accuracy over the last 20 % "
-             "of the budget. `>>`: target not reached within the budget (lower bound shown)."]
+    notes = [f"DUR against the baseline `{baseline}` on the {accuracy} accuracy: labels a "
+             "method needs for its mean accuracy curve to reach the target accuracy, divided "
+             "by the baseline's; labels needed in parentheses. Target: the baseline's mean "
+             "accuracy over the last 20 % of the budget. `>>`: target not reached within the "
+             "budget (lower bound shown)."]
     notes += why + _dropped_note(val_w, complete, "DUR")
     out.append(Table("dur", f"DUR against {baseline}", vb[[
         "dataset", "method", "dur", "dur_reached", "dur_bound", "dur_labels", "dur_labels_base",
