@@ -342,3 +342,13 @@ def test_a_model_without_decision_values_is_refused_at_parse_time(name):
         parse_config(raw)
     raw["model"] = {"name": "kernel_svm", "params": {"kernel": "rbf"}}
     parse_config(raw)
+
+
+def test_mixture_quantities_equal_the_density_module():
+    from alprbf.kernels.density import log_component_densities, log_density, responsibilities
+    from alprbf.strategies.svm import _density_and_responsibilities
+    X = np.random.default_rng(10).normal(1.0, 2.0, size=(15, 2))
+    log_p, resp = _density_and_responsibilities(log_component_densities(mixture(), X), WEIGHTS)
+    np.testing.assert_allclose(log_p, log_density(mixture(), X), rtol=1e-12)
+    np.testing.assert_allclose(resp, responsibilities(mixture(), X), atol=1e-12)
+    np.testing.assert_allclose(np.exp(log_p), component_pdfs(X) @ WEIGHTS, rtol=1e-10)

@@ -89,7 +89,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import logsumexp
 
-from ..kernels.density import log_component_densities, log_density, responsibilities
+from ..kernels.density import log_component_densities
 from ..models.base import labeled_mask
 from ..validation import check_choice, check_real
 from .base import QueryStrategy, select_top
@@ -249,6 +249,16 @@ def four_ds_weights(deviation: float, uncertain_share: float, lmbda: float) -> F
 
 # ------------------------------------------------------------------------------ strategies
 
+def _density_and_responsibilities(log_comp: np.ndarray, weights: np.ndarray
+                                  ) -> tuple[np.ndarray, np.ndarray]:
+    """``log p(x)`` (eq 1), shape (n,), and ``rho(x)`` (eq 2), shape (n, J), from
+    ``log p(x|j)`` (n, J): one pass over the components instead of one per quantity."""
+    with np.errstate(divide="ignore"):
+        log_joint = log_comp + np.log(weights)
+    log_p = logsumexp(log_joint, axis=1)
+    return log_p, np.exp(log_joint - log_p[:, None])
+
+
 def _no_model_methods(name: str, model, needs: tuple[str, ...]) -> None:
     missing = [m for m in needs if not hasattr(model, m)]
     if missing:
@@ -338,10 +348,10 @@ class FourDS(QueryStrategy):
         mixture = model.density_model()
         scores, pairwise = model.svm_decision_values(X[pool])
         margin = svm_margin(scores, pairwise, self.multiclass)
-        resp_pool = responsibilities(mixture, X[pool])
-        resp_lab = responsibilities(mixture, X[labeled])
         log_comp = log_component_densities(mixture, X[pool])
-        log_p = log_density(mixture, X[pool])
+        log_p, resp_pool = _density_and_responsibilities(log_comp, mixture.weights)
+        resp_lab = _density_and_responsibilities(
+            log_component_densities(mixture, X[labeled]), mixture.weights)[1]
         distance_term = 1.0 - min_max(margin)
         density_term = min_max(np.exp(log_p - log_p.max()) if self.density == "likelihood"
                                else log_p)
