@@ -352,3 +352,43 @@ def test_mixture_quantities_equal_the_density_module():
     np.testing.assert_allclose(log_p, log_density(mixture(), X), rtol=1e-12)
     np.testing.assert_allclose(resp, responsibilities(mixture(), X), atol=1e-12)
     np.testing.assert_allclose(np.exp(log_p), component_pdfs(X) @ WEIGHTS, rtol=1e-10)
+
+
+@pytest.mark.parametrize("name", ["four_ds", "uncertainty_svm"])
+def test_edge_cases_give_distinct_pool_rows(name):
+    """One labeled class (no SVM yet: every |f| is 0), and a categorical-only data set (the
+    density model is a single component of multinomials)."""
+    X, _, y_obs = blobs(11, k=3)
+    one = np.full(len(y_obs), np.nan)
+    one[:4] = 0
+    learner = MODELS["kernel_svm"](n_classes=3, random_state=0, kernel="rwm", C_grid=[1.0],
+                                   gamma_grid=[0.5], n_components=3).fit(X, one)
+    picked = STRATEGIES[name]().query(X, one, learner, 5, np.random.default_rng(0))
+    assert len(set(picked.tolist())) == 5 and np.all(np.isnan(one[picked]))
+
+    rng = np.random.default_rng(12)
+    Xc = rng.integers(0, 3, size=(60, 4)).astype(float)
+    yc = np.full(60, np.nan)
+    yc[:9] = np.arange(9) % 3
+    cat = MODELS["kernel_svm"](n_classes=3, random_state=0, kernel="rwm", C_grid=[1.0],
+                               gamma_grid=[0.5], categorical=[True] * 4).fit(Xc, yc)
+    picked = STRATEGIES[name]().query(Xc, yc, cat, 5, np.random.default_rng(0))
+    assert len(set(picked.tolist())) == 5 and np.all(np.isnan(yc[picked]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(6, 40), st.integers(1, 5), st.integers(1, 8),
+       st.floats(0, 1), st.sampled_from(["literal", "set_mixture"]),
+       st.sampled_from(["likelihood", "log"]))
+def test_four_ds_batches_are_distinct_seeded_pool_rows(seed, n, n_lab, batch, lmbda, div, dens):
+    rng = np.random.default_rng(seed)
+    pts = rng.normal(1.5, 2.5, size=(n, 2))
+    y = np.full(n, np.nan)
+    y[rng.choice(n, n_lab, replace=False)] = 0
+    learner = FakeSVMLearner(pts, *two_class_values(rng.normal(0, 1, size=n)))
+    strategy = FourDS(lmbda=lmbda, diversity=div, density=dens)
+    a = strategy.query(pts, y, learner, batch, np.random.default_rng(seed))
+    b = strategy.query(pts, y, learner, batch, np.random.default_rng(seed))
+    assert a.tolist() == b.tolist()
+    assert len(a) == min(batch, n - n_lab) == len(set(a.tolist()))
+    assert np.all(np.isnan(y[a]))

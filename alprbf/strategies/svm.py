@@ -63,9 +63,10 @@ The paper describes the self-adaptive weights in words and cites Reitmaier & Sic
   - distance and density share the rest ``r = 1 - lambda - w_distr`` by the classifier's
     state: ``w_dist = r (1 - e)``, ``w_dens = r e``, where ``e`` is the share of pool rows
     inside the SVM's margin band (``|f(x)| < 1``), our stand-in for "classification
-    performance" for an SVM without held-out labels.  A classifier unsure over much of the
-    pool favours density (representative rows; the paper: density matters early), a
-    confident one favours the distance (fine-tuning the boundary; the paper: later).  The
+    performance" for an SVM without held-out labels (with ``multiclass="gap"`` the band
+    is a gap below 1, i.e. the two best classes tied in votes).  A classifier unsure over
+    much of the pool favours density (representative rows; the paper: density matters
+    early), a confident one favours the distance (fine-tuning the boundary; the paper: later).  The
     paper speaks of the performance *deteriorating*, i.e. a change between rounds; that would
     need state carried across queries, so the level is used (the strategy stays a pure
     function of the current state, as checkpoints need).  scikit-activeml uses ``1 - e``
