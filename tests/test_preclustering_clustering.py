@@ -181,3 +181,13 @@ def test_cluster_priors_reach_the_fixed_point_of_eqs_11_12():
 def test_cluster_sizes():
     part = Partition(np.array([0, 1]), np.array([0, 1, 1, 1]), np.zeros(2))
     np.testing.assert_allclose(cluster_sizes(part), [0.25, 0.75])
+
+
+def test_cluster_priors_with_hard_memberships_are_the_nearest_centre_shares():
+    """Small sigma: most Gaussian factors underflow (the log-space step) and the priors are
+    the shares of the rows nearest to each centre."""
+    X = blobs(6, n=200)
+    centres = X[[0, 1, 2, 3]]
+    nearest = np.argmin(cdist(X, centres), axis=1)
+    alpha, _ = cluster_priors(X, centres, 1e-3, np.full(4, 0.25))
+    np.testing.assert_allclose(alpha, np.bincount(nearest, minlength=4) / len(X), atol=1e-12)

@@ -153,3 +153,15 @@ def test_labels_must_be_plus_minus_one():
     centres, log_resp, _ = soft_problem(0)
     with pytest.raises(ValueError, match="-1 or \\+1"):
         fit_label_model(centres, log_resp, np.zeros(12), 1.0)
+
+
+def test_leaving_negligible_clusters_out_of_the_hessian_keeps_the_solution():
+    """tau_rtol changes the path of Newton, not the stationary point (the gradient is exact)."""
+    centres, log_resp, y = soft_problem(7, K=9)
+    log_resp = log_resp.copy()
+    log_resp[:, 7:] -= 300.0          # two clusters with memberships like exp(-300), not zero
+    exact = fit_label_model(centres, log_resp, y, 2.0, tau_rtol=0.0, max_iter=500)
+    pruned = fit_label_model(centres, log_resp, y, 2.0, tau_rtol=1e-12, max_iter=500)
+    assert exact.converged and pruned.converged
+    np.testing.assert_allclose(pruned.coef, exact.coef, atol=1e-6)
+    assert pruned.intercept == pytest.approx(exact.intercept, abs=1e-6)

@@ -19,7 +19,10 @@ Choices where the paper is silent:
   ``sigma`` gives the partition that fission from the initial clustering would give: that is
   how re-clustering after a smaller ``sigma`` (eq 33) is done.
 * Priors: eqs 11-12 start from the cluster sizes ``n_k / n`` and stop when no ``alpha_k``
-  changes by more than ``tol`` (or after ``max_iter`` iterations).  Computed in log space.
+  changes by more than ``tol`` (or after ``max_iter`` iterations).  The Gaussian factors are
+  scaled by their row maximum (log space) before the products.  With a large ``sigma`` the
+  iteration is slow and its fixed point (the maximum-likelihood weights) can put almost all the
+  weight on one central cluster; that is what the equations give, it is not corrected here.
 """
 
 from __future__ import annotations
@@ -184,7 +187,7 @@ def mixture_terms(X: np.ndarray, centres: np.ndarray, log_alpha: np.ndarray,
 
 
 def cluster_priors(X: np.ndarray, centres: np.ndarray, sigma: float, init: np.ndarray, *,
-                   tol: float = 1e-7, max_iter: int = 2000) -> tuple[np.ndarray, int]:
+                   tol: float = 1e-7, max_iter: int = 10000) -> tuple[np.ndarray, int]:
     """Priors ``alpha_k`` by iterating eqs 11-12 until no prior moves by more than ``tol``.
 
     Parameters
@@ -195,7 +198,7 @@ def cluster_priors(X: np.ndarray, centres: np.ndarray, sigma: float, init: np.nd
     init : ndarray of shape (K,)
         Starting priors (positive, summing to 1).
     tol : float, default=1e-7
-    max_iter : int, default=2000
+    max_iter : int, default=10000
 
     Returns
     -------
@@ -203,12 +206,20 @@ def cluster_priors(X: np.ndarray, centres: np.ndarray, sigma: float, init: np.nd
     n_iter : int
     """
     log_k = -sq_distances(X, centres) / (2.0 * sigma ** 2)     # fixed across iterations
+    # eqs 11-12 as alpha <- alpha * L^T (1 / (L alpha)) / n with L = exp(log_k - row max)
+    # (entries in (0, 1], the largest 1 per row): two matrix-vector products per iteration;
+    # a step where some L alpha underflows is taken in log space instead
+    L = np.exp(log_k - log_k.max(axis=1, keepdims=True))
+    n = X.shape[0]
     alpha = np.asarray(init, dtype=float)
     for it in range(1, max_iter + 1):
-        with np.errstate(divide="ignore"):
-            log_w = np.log(alpha)[None, :] + log_k
-        resp = np.exp(log_w - logsumexp(log_w, axis=1, keepdims=True))
-        new = resp.mean(axis=0)
+        q = L @ alpha
+        if np.all(q > np.finfo(float).tiny):
+            new = alpha * (L.T @ (1.0 / q)) / n
+        else:
+            with np.errstate(divide="ignore"):
+                log_w = np.log(alpha)[None, :] + log_k
+            new = np.exp(log_w - logsumexp(log_w, axis=1, keepdims=True)).mean(axis=0)
         done = np.max(np.abs(new - alpha)) <= tol
         alpha = new
         if done:

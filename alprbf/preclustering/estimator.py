@@ -80,7 +80,7 @@ class PreclusteringClassifier(ClassifierMixin, BaseEstimator):
     tol : float, default=1e-12
         Newton stopping tolerance (:func:`.label_model.fit_label_model`).
     prior_tol : float, default=1e-7
-    prior_max_iter : int, default=2000
+    prior_max_iter : int, default=10000
         Iterations of eqs 11-12.
     classes : array-like or None, default=None
         Every class of the task.
@@ -108,6 +108,12 @@ class PreclusteringClassifier(ClassifierMixin, BaseEstimator):
         Largest selection score over the pool after this fit (nan without a pool).
     n_shrinks_ : int
         Shrinks of ``sigma`` so far in the task (this fit and the previous ones).
+    prior_iter_ : int
+        Iterations of eqs 11-12 at the last clustering.
+    log_proba_fit_ : ndarray of shape (n, n_classes)
+        Log posteriors of the rows of the fit.
+    scores_fit_ : ndarray of shape (n,)
+        Selection scores (eq 30) of the rows of the fit.
     timings_ : dict
         Seconds spent in this fit on ``clustering``, ``newton`` and ``selection``.
     """
@@ -115,7 +121,7 @@ class PreclusteringClassifier(ClassifierMixin, BaseEstimator):
     def __init__(self, sigma0=None, sigma_per_dim=2.2, kappa=8.0, n_medoids=20,
                  subset_size=1250, lam=80.0, paper_range=255.0, threshold=0.2, eta=0.9,
                  coarse_to_fine=True, min_sigma=0.0, warm_start=False, max_iter=100,
-                 tol=1e-12, prior_tol=1e-7, prior_max_iter=2000, classes=None,
+                 tol=1e-12, prior_tol=1e-7, prior_max_iter=10000, classes=None,
                  random_state=None):
         self.sigma0 = sigma0
         self.sigma_per_dim = sigma_per_dim
@@ -211,7 +217,7 @@ class PreclusteringClassifier(ClassifierMixin, BaseEstimator):
         """Fission at the current scale, then priors and mixture terms of every row."""
         partition = fission(X, partition, self.kappa * self.sigma_)
         centres = X[partition.medoids]
-        alpha, _ = cluster_priors(X, centres, self.sigma_, cluster_sizes(partition),
+        alpha, self.prior_iter_ = cluster_priors(X, centres, self.sigma_, cluster_sizes(partition),
                                   tol=self.prior_tol, max_iter=self.prior_max_iter)
         with np.errstate(divide="ignore"):
             log_alpha = np.log(alpha)
@@ -246,14 +252,20 @@ class PreclusteringClassifier(ClassifierMixin, BaseEstimator):
         self.intercept_ = np.array([f.intercept for f in fits])
         self.timings_["newton"] += time.perf_counter() - tic
 
+    def _score_rows(self) -> None:
+        """Posteriors and selection scores of every row of the fit (cached for the query)."""
+        tic = time.perf_counter()
+        self.log_proba_fit_ = self._log_proba_from(self.log_resp_)
+        self.scores_fit_ = selection_score(np.exp(self.log_proba_fit_), self.log_px_)
+        self.timings_["selection"] += time.perf_counter() - tic
+
     def _check_scale(self, X: np.ndarray, codes: np.ndarray) -> float:
         """Eqs 32-33: shrink ``sigma``, re-cluster and refit when the best score is low."""
-        tic = time.perf_counter()
         pool = np.flatnonzero(codes < 0)
+        self._score_rows()
         if len(pool) == 0:
             return float("nan")
-        best = float(np.max(self._scores_from(self.log_resp_[pool], self.log_px_[pool])))
-        self.timings_["selection"] += time.perf_counter() - tic
+        best = float(np.max(self.scores_fit_[pool]))
         if not self.coarse_to_fine or len(self.present_) < 2:
             return best
         sigma = max(next_sigma(best, self.sigma_, self.threshold, self.eta),
@@ -266,10 +278,8 @@ class PreclusteringClassifier(ClassifierMixin, BaseEstimator):
         self._cluster(X, self.partition_)
         self.timings_["clustering"] += time.perf_counter() - tic
         self._fit_labels(codes, None)
-        tic = time.perf_counter()
-        best = float(np.max(self._scores_from(self.log_resp_[pool], self.log_px_[pool])))
-        self.timings_["selection"] += time.perf_counter() - tic
-        return best
+        self._score_rows()
+        return float(np.max(self.scores_fit_[pool]))
 
     # ------------------------------------------------------------------ prediction
 
@@ -287,9 +297,6 @@ class PreclusteringClassifier(ClassifierMixin, BaseEstimator):
         else:
             out[:, present] = np.column_stack([pos for pos, _ in cols])
         return out - logsumexp(out[:, present], axis=1, keepdims=True)
-
-    def _scores_from(self, log_resp: np.ndarray, log_px: np.ndarray) -> np.ndarray:
-        return selection_score(np.exp(self._log_proba_from(log_resp)), log_px)
 
     def _terms(self, X):
         check_is_fitted(self, "classes_")
@@ -310,7 +317,7 @@ class PreclusteringClassifier(ClassifierMixin, BaseEstimator):
     def selection_scores(self, X) -> np.ndarray:
         """``(1 - |f(x)|) p(x)`` (eq 30) of the rows of ``X``, shape (n,)."""
         log_resp, log_px = self._terms(X)
-        return self._scores_from(log_resp, log_px)
+        return selection_score(np.exp(self._log_proba_from(log_resp)), log_px)
 
     def fitted_rows(self, X) -> bool:
         """True when ``X`` is the matrix of the last fit (its cached terms apply)."""
@@ -319,9 +326,9 @@ class PreclusteringClassifier(ClassifierMixin, BaseEstimator):
                                                      and np.array_equal(X, X_fit)))
 
     def log_proba_rows(self, rows: np.ndarray) -> np.ndarray:
-        """``predict_log_proba(X_fit_[rows])`` from the cached memberships."""
-        return self._log_proba_from(self.log_resp_[rows])
+        """``predict_log_proba(X_fit_[rows])``, cached at the fit."""
+        return self.log_proba_fit_[rows]
 
     def selection_scores_rows(self, rows: np.ndarray) -> np.ndarray:
-        """``selection_scores(X_fit_[rows])`` from the cached memberships."""
-        return self._scores_from(self.log_resp_[rows], self.log_px_[rows])
+        """``selection_scores(X_fit_[rows])``, cached at the fit."""
+        return self.scores_fit_[rows]

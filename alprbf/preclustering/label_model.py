@@ -18,7 +18,8 @@ Newton system of eq 18 only when the columns are centred, ``sqrt(tau_k) (c_k - z
 complement of the intercept block is ``sum_k tau_k c_k c_k^T - (sum_k tau_k) z z^T``).  The
 centred columns are used here; ``tests/test_preclustering_label_model.py`` checks the result
 against a dense solve of eq 15 with the Hessian of eq 18.  ``G^{-1}`` is applied by the
-Woodbury identity (eq 25) with only the clusters of non-zero ``tau_k`` as columns.
+Woodbury identity (eq 25) with only the clusters of non-zero ``tau_k`` as columns, or, when
+those clusters outnumber the dimensions, by a Cholesky factor of ``G`` itself.
 
 Choices where the paper is silent:
 
@@ -29,6 +30,9 @@ Choices where the paper is silent:
   ``max_halvings`` times; if none is accepted the fit stops where it is).
 * Stopping: when half the Newton decrement ``-g.step / 2`` is at most
   ``tol * max(1, |L|)``, or after ``max_iter`` steps.
+* Clusters whose ``tau_k`` is below ``1e-12`` of the largest are left out of the Hessian
+  (``tau_rtol``): at small ``sigma`` the memberships of far clusters are like ``exp(-200)``,
+  not zero, and would otherwise all stay in the solve.
 * All clusters have ``tau_k = 0`` (every ``p(y_i|k)`` is 0 or 1 in floating point): the
   intercept block of eq 18 vanishes; the step is then ``da = -dL/da / lam, db = 0``.
 * Probabilities are multiplied in log space: ``log p(y|k)`` by ``log_sigmoid``, the mixture by
@@ -107,9 +111,13 @@ def label_terms(a: np.ndarray, b: float, centres: np.ndarray, log_resp: np.ndarr
 
 
 def newton_step(centres: np.ndarray, tau: np.ndarray, grad_a: np.ndarray, grad_b: float,
-                lam: float) -> tuple[np.ndarray, float]:
+                lam: float, tau_rtol: float = 0.0) -> tuple[np.ndarray, float]:
     """Solve eq 15 with the Hessian of eq 18 through eqs 20-25 (centred columns, see the
-    module docstring) over the clusters with ``tau_k > 0``.
+    module docstring) over the clusters with ``tau_k > tau_rtol * max(tau)``.
+
+    ``G`` is inverted by the Woodbury identity (eq 25, a ``K' x K'`` system) when the ``K'``
+    retained clusters are at most ``d``, else by a Cholesky factor of the ``d x d`` ``G``
+    itself: the same system, the cheaper side.
 
     Parameters
     ----------
@@ -120,13 +128,18 @@ def newton_step(centres: np.ndarray, tau: np.ndarray, grad_a: np.ndarray, grad_b
     grad_b : float
     lam : float
         > 0.
+    tau_rtol : float, default=0.0
+        Clusters with ``tau_k <= tau_rtol * max(tau)`` are left out of the Hessian (0: only the
+        exact zeros, as eq 25's remark says).  Only the path of the iteration depends on it:
+        the gradient, and so the solution, is exact.
 
     Returns
     -------
     da : ndarray of shape (d,)
     db : float
     """
-    active = np.flatnonzero(tau > 0)
+    top = tau.max(initial=0.0)
+    active = np.flatnonzero(tau > tau_rtol * top) if top > 0 else np.zeros(0, dtype=np.int64)
     if len(active) == 0:
         return -grad_a / lam, 0.0
     t = tau[active]
@@ -135,10 +148,15 @@ def newton_step(centres: np.ndarray, tau: np.ndarray, grad_a: np.ndarray, grad_b
     z = (t @ C) / total                                   # eq 20
     Dt = (C - z) * np.sqrt(t)[:, None]                    # rows = columns of D (erratum)
     v = grad_a - z * grad_b
-    inner = Dt @ Dt.T
-    inner[np.diag_indices_from(inner)] += lam             # lam I + D^T D (eq 25)
-    u = cho_solve(cho_factor(inner), Dt @ v)
-    g_inv_v = (v - Dt.T @ u) / lam                        # G^{-1} v (eq 25)
+    if len(active) <= C.shape[1]:
+        inner = Dt @ Dt.T
+        inner[np.diag_indices_from(inner)] += lam         # lam I + D^T D (eq 25)
+        u = cho_solve(cho_factor(inner), Dt @ v)
+        g_inv_v = (v - Dt.T @ u) / lam                    # G^{-1} v (eq 25)
+    else:
+        G = Dt.T @ Dt
+        G[np.diag_indices_from(G)] += lam                 # eq 22
+        g_inv_v = cho_solve(cho_factor(G), v)
     return -g_inv_v, float(z @ g_inv_v - grad_b / total)  # eqs 23-24
 
 
@@ -169,7 +187,8 @@ class LabelFit:
 
 def fit_label_model(centres: np.ndarray, log_resp: np.ndarray, y: np.ndarray, lam: float, *,
                     start: tuple[np.ndarray, float] | None = None, max_iter: int = 100,
-                    tol: float = 1e-12, max_halvings: int = 40) -> LabelFit:
+                    tol: float = 1e-12, max_halvings: int = 40,
+                    tau_rtol: float = 1e-12) -> LabelFit:
     """Minimise eq 14 by damped Newton steps (see the module docstring).
 
     Parameters
@@ -186,6 +205,8 @@ def fit_label_model(centres: np.ndarray, log_resp: np.ndarray, y: np.ndarray, la
     max_iter : int, default=100
     tol : float, default=1e-12
     max_halvings : int, default=40
+    tau_rtol : float, default=1e-12
+        See :func:`newton_step`.
 
     Returns
     -------
@@ -197,6 +218,7 @@ def fit_label_model(centres: np.ndarray, log_resp: np.ndarray, y: np.ndarray, la
     check_int("fit_label_model", "max_iter", max_iter, 0)
     check_int("fit_label_model", "max_halvings", max_halvings, 0)
     check_real("fit_label_model", "tol", tol, 0.0)
+    check_real("fit_label_model", "tau_rtol", tau_rtol, 0.0)
     y = np.asarray(y, dtype=float)
     if not np.all(np.abs(y) == 1):
         raise ValueError("fit_label_model: y must hold -1 or +1")
@@ -209,7 +231,7 @@ def fit_label_model(centres: np.ndarray, log_resp: np.ndarray, y: np.ndarray, la
     converged = False
     it = 0
     while it < max_iter:
-        da, db = newton_step(centres, terms.tau, terms.grad_a, terms.grad_b, lam)
+        da, db = newton_step(centres, terms.tau, terms.grad_a, terms.grad_b, lam, tau_rtol)
         slope = float(terms.grad_a @ da + terms.grad_b * db)   # < 0: a descent direction
         if -slope / 2 <= tol * max(1.0, abs(terms.objective)):
             converged = True
