@@ -17,6 +17,7 @@ from .prbf_learners import (
     SemiSupervisedPRBFLearner,
     SupervisedPRBFLearner,
 )
+from .preclustering import LinearSVMLearner, PreclusteringLearner
 from .sklearn_models import (
     GaussianNBLearner,
     LogisticRegressionLearner,
@@ -42,6 +43,9 @@ MODELS: Registry[type[Learner]] = Registry("model", {
     "cmm_sha": CMMSharedLearner,
     "cmm_sep": CMMSeparateLearner,
     "kernel_svm": KernelSVMLearner,
+    # seed 004: pre-clustering and the linear SVM of its baselines
+    "preclustering": PreclusteringLearner,
+    "linear_svm": LinearSVMLearner,
     # sklearn baselines
     "svc": SVCLearner,
     "logistic_regression": LogisticRegressionLearner,
