@@ -13,7 +13,9 @@ Choices where the paper is silent (parameters where they matter):
   the same task (``retune=True`` tunes at every fit).  Ties in the mean validation error go to
   the first grid point in the order gamma, then C (both ascending: the smoother, more
   regularised model).  With fewer than two rows in the smallest class the search is skipped:
-  ``C = 1`` and ``gamma = 1 / n_features`` (libsvm's default on z-scored data).
+  ``C = 1`` and ``gamma = 1 / n_features`` (libsvm's default on z-scored data), and the next
+  fit of the task tries again, so the values are tuned on the first labeled set that holds two
+  rows of every labeled class (a density-based initial set may not).
 * LAP: ``C = 1 / (2 gamma_A l)`` (LapSVM's relation, :func:`.gram.lapsvm_C`), so ``C`` is not
   searched; the base kernel is the RBF with the searched ``gamma``.
 * Decision values: sklearn's ``SVC`` one-vs-rest decision values (``decision_function_shape=
@@ -171,7 +173,8 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         self.resp_ = None if self.density_ is None else responsibilities(self.density_, X)
         y_lab = codes[lab]
         self.present_ = np.unique(y_lab)
-        tuned = previous is not None and not self.retune and hasattr(previous, "C_")
+        tuned = (previous is not None and not self.retune and hasattr(previous, "C_")
+                 and np.isfinite(previous.cv_error_))   # a skipped search is tried again
         if tuned:
             self.C_, self.gamma_ = previous.C_, previous.gamma_
             self.gamma_I_, self.gamma_A_ = previous.gamma_I_, previous.gamma_A_
@@ -215,7 +218,9 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
             g, gi, ga, c = points[0]
             if self.gamma is None and len(points) > 1:
                 g = 1.0 / self.n_features_in_
-            self._set(g, gi, ga, 1.0 if c is None and self.C is None else c, len(lab), np.nan)
+            if self.C is None:   # not the grid's first (smallest) C: the documented C = 1
+                c = 1.0
+            self._set(g, gi, ga, c, len(lab), np.nan)
             return
         folds = list(StratifiedKFold(n_splits, shuffle=True, random_state=self.random_state)
                      .split(lab, y_lab))
