@@ -64,11 +64,12 @@ def test_structured_newton_solve_equals_dense_solve(seed, n_zero, lam, d):
     tau = rng.exponential(size=K)
     tau[rng.choice(K, n_zero, replace=False)] = 0.0          # clusters with zero weight
     grad_a, grad_b = rng.normal(size=d), float(rng.normal())
-    da, db = newton_step(centres, tau, grad_a, grad_b, lam)
     ra, rb = dense_newton_step(centres, tau, grad_a, grad_b, lam)
     scale = np.abs(np.append(ra, rb)).max()
-    np.testing.assert_allclose(da, ra, atol=1e-8 * scale, rtol=1e-7)
-    assert db == pytest.approx(rb, rel=1e-7, abs=1e-8 * scale)
+    for gram in (None, centres @ centres.T):
+        da, db = newton_step(centres, tau, grad_a, grad_b, lam, gram=gram)
+        np.testing.assert_allclose(da, ra, atol=1e-8 * scale, rtol=1e-7)
+        assert db == pytest.approx(rb, rel=1e-7, abs=1e-8 * scale)
 
 
 def test_structured_solve_at_a_real_iterate_and_high_dimension():
@@ -165,3 +166,30 @@ def test_leaving_negligible_clusters_out_of_the_hessian_keeps_the_solution():
     assert exact.converged and pruned.converged
     np.testing.assert_allclose(pruned.coef, exact.coef, atol=1e-6)
     assert pruned.intercept == pytest.approx(exact.intercept, abs=1e-6)
+
+
+def test_structured_solve_with_the_gram_matrix_on_grey_level_scale():
+    """Centres like raw pixels (0..255, d = 200): no loss from forming D^T D via C C^T."""
+    rng = np.random.default_rng(8)
+    centres = rng.integers(0, 256, (30, 200)).astype(float)
+    tau = rng.exponential(size=30) * 0.1
+    tau[:5] = 0.0
+    grad_a, grad_b = rng.normal(size=200) * 100, 3.0
+    ra, rb = dense_newton_step(centres, tau, grad_a, grad_b, 80.0)
+    da, db = newton_step(centres, tau, grad_a, grad_b, 80.0, gram=centres @ centres.T)
+    np.testing.assert_allclose(da, ra, rtol=1e-7, atol=1e-9 * np.abs(ra).max())
+    assert db == pytest.approx(rb, rel=1e-7)
+
+
+def test_posteriors_against_log_space_sums_including_underflow():
+    centres, log_resp, _ = soft_problem(9, m=30)
+    log_resp = log_resp.copy()
+    log_resp[:5] = np.log(np.eye(7)[np.arange(5)] + 1e-300) - 5.0   # rows near underflow
+    a, b = np.random.default_rng(9).normal(size=5) * 40, 3.0         # saturated p(y|k)
+    log_pos, log_neg = log_label_posteriors(a, b, centres, log_resp)
+    t = centres @ a + b
+    ref_pos = np.logaddexp.reduce(log_resp - np.logaddexp(0, -t)[None, :], axis=1)
+    ref_neg = np.logaddexp.reduce(log_resp - np.logaddexp(0, t)[None, :], axis=1)
+    np.testing.assert_allclose(log_pos, ref_pos, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(log_neg, ref_neg, rtol=1e-10, atol=1e-10)
+    assert np.all(np.isfinite(log_pos)) and np.all(np.isfinite(log_neg))

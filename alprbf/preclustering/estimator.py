@@ -101,6 +101,8 @@ class PreclusteringClassifier(ClassifierMixin, BaseEstimator):
     partition_ : Partition
     centres_ : ndarray of shape (K, d)
     log_alpha_ : ndarray of shape (K,)
+    gram_ : ndarray of shape (K, K) or None
+        ``centres_ @ centres_.T`` while ``K <= d`` (for the Newton solve), else None.
     coef_ : ndarray of shape (n_models, d)
     intercept_ : ndarray of shape (n_models,)
     fits_ : list of LabelFit
@@ -195,13 +197,17 @@ class PreclusteringClassifier(ClassifierMixin, BaseEstimator):
         tic = time.perf_counter()
         same = (previous is not None and getattr(previous, "X_fit_", None) is not None
                 and previous.X_fit_.shape == X.shape and np.array_equal(previous.X_fit_, X))
-        top = float(np.max(np.abs(X))) if X.size else 0.0
-        self.scale_ = top / self.paper_range if self.paper_range is not None and top > 0 else 1.0
+        if same:
+            self.scale_ = previous.scale_
+        else:
+            top = float(max(X.max(initial=0.0), -X.min(initial=0.0)))
+            self.scale_ = (top / self.paper_range if self.paper_range is not None and top > 0
+                           else 1.0)
         self.lam_ = self.lam * self.scale_ ** 2
         if same:
             self.sigma_, self.n_shrinks_ = previous.sigma_, previous.n_shrinks_
             self._set_clusters(previous.partition_, previous.log_alpha_, previous.log_resp_,
-                               previous.log_px_, X)
+                               previous.log_px_, X, previous.gram_)
         else:
             self.sigma_ = self.scale_ * float(self.sigma0 if self.sigma0 is not None
                                               else self.sigma_per_dim * X.shape[1])
@@ -224,9 +230,12 @@ class PreclusteringClassifier(ClassifierMixin, BaseEstimator):
         log_resp, log_px = mixture_terms(X, centres, log_alpha, self.sigma_)
         self._set_clusters(partition, log_alpha, log_resp, log_px, X)
 
-    def _set_clusters(self, partition, log_alpha, log_resp, log_px, X) -> None:
+    def _set_clusters(self, partition, log_alpha, log_resp, log_px, X, gram=None) -> None:
         self.partition_ = partition
         self.centres_ = X[partition.medoids]
+        # C C^T for the Woodbury solve (used while K <= d; computed once per clustering)
+        small = partition.n_clusters <= X.shape[1]
+        self.gram_ = gram if gram is not None or not small else self.centres_ @ self.centres_.T
         self.log_alpha_ = log_alpha
         self.log_resp_ = log_resp
         self.log_px_ = log_px
@@ -244,7 +253,8 @@ class PreclusteringClassifier(ClassifierMixin, BaseEstimator):
             start = (previous.coef_[j], previous.intercept_[j]) if start_ok else None
             fits.append(fit_label_model(self.centres_, self.log_resp_[lab],
                                         np.where(codes[lab] == c, 1.0, -1.0), self.lam_,
-                                        start=start, max_iter=self.max_iter, tol=self.tol))
+                                        start=start, max_iter=self.max_iter, tol=self.tol,
+                                        gram=self.gram_))
         self.positives_ = positives
         self.fits_ = fits
         d = self.centres_.shape[1]

@@ -111,7 +111,8 @@ def label_terms(a: np.ndarray, b: float, centres: np.ndarray, log_resp: np.ndarr
 
 
 def newton_step(centres: np.ndarray, tau: np.ndarray, grad_a: np.ndarray, grad_b: float,
-                lam: float, tau_rtol: float = 0.0) -> tuple[np.ndarray, float]:
+                lam: float, tau_rtol: float = 0.0,
+                gram: np.ndarray | None = None) -> tuple[np.ndarray, float]:
     """Solve eq 15 with the Hessian of eq 18 through eqs 20-25 (centred columns, see the
     module docstring) over the clusters with ``tau_k > tau_rtol * max(tau)``.
 
@@ -132,6 +133,9 @@ def newton_step(centres: np.ndarray, tau: np.ndarray, grad_a: np.ndarray, grad_b
         Clusters with ``tau_k <= tau_rtol * max(tau)`` are left out of the Hessian (0: only the
         exact zeros, as eq 25's remark says).  Only the path of the iteration depends on it:
         the gradient, and so the solution, is exact.
+    gram : ndarray of shape (K, K), optional
+        ``centres @ centres.T``; with it ``D^T D`` of eq 25 costs ``O(K'^2)`` instead of
+        ``O(K'^2 d)`` (the centres change only when the data are re-clustered).
 
     Returns
     -------
@@ -149,7 +153,12 @@ def newton_step(centres: np.ndarray, tau: np.ndarray, grad_a: np.ndarray, grad_b
     Dt = (C - z) * np.sqrt(t)[:, None]                    # rows = columns of D (erratum)
     v = grad_a - z * grad_b
     if len(active) <= C.shape[1]:
-        inner = Dt @ Dt.T
+        if gram is None:
+            inner = Dt @ Dt.T
+        else:                                             # (C - z)(C - z)^T from C C^T
+            cz = C @ z
+            inner = gram[np.ix_(active, active)] - cz[:, None] - cz[None, :] + z @ z
+            inner *= np.sqrt(t)[:, None] * np.sqrt(t)[None, :]
         inner[np.diag_indices_from(inner)] += lam         # lam I + D^T D (eq 25)
         u = cho_solve(cho_factor(inner), Dt @ v)
         g_inv_v = (v - Dt.T @ u) / lam                    # G^{-1} v (eq 25)
@@ -188,7 +197,7 @@ class LabelFit:
 def fit_label_model(centres: np.ndarray, log_resp: np.ndarray, y: np.ndarray, lam: float, *,
                     start: tuple[np.ndarray, float] | None = None, max_iter: int = 100,
                     tol: float = 1e-12, max_halvings: int = 40,
-                    tau_rtol: float = 1e-12) -> LabelFit:
+                    tau_rtol: float = 1e-12, gram: np.ndarray | None = None) -> LabelFit:
     """Minimise eq 14 by damped Newton steps (see the module docstring).
 
     Parameters
@@ -206,6 +215,7 @@ def fit_label_model(centres: np.ndarray, log_resp: np.ndarray, y: np.ndarray, la
     tol : float, default=1e-12
     max_halvings : int, default=40
     tau_rtol : float, default=1e-12
+    gram : ndarray of shape (K, K), optional
         See :func:`newton_step`.
 
     Returns
@@ -231,7 +241,8 @@ def fit_label_model(centres: np.ndarray, log_resp: np.ndarray, y: np.ndarray, la
     converged = False
     it = 0
     while it < max_iter:
-        da, db = newton_step(centres, terms.tau, terms.grad_a, terms.grad_b, lam, tau_rtol)
+        da, db = newton_step(centres, terms.tau, terms.grad_a, terms.grad_b, lam, tau_rtol,
+                             gram)
         slope = float(terms.grad_a @ da + terms.grad_b * db)   # < 0: a descent direction
         if -slope / 2 <= tol * max(1.0, abs(terms.objective)):
             converged = True
@@ -254,6 +265,10 @@ def log_label_posteriors(a: np.ndarray, b: float, centres: np.ndarray,
                          log_resp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``log p(y = +1|x)`` and ``log p(y = -1|x)`` by eq 5.
 
+    The sum over clusters is a matrix-vector product of ``p(k|x)`` with ``p(y|k)`` scaled by its
+    largest value; rows where that product falls below ``1e-250`` (where memberships that
+    underflow could matter) are summed in log space instead.
+
     Parameters
     ----------
     a : ndarray of shape (d,)
@@ -266,5 +281,15 @@ def log_label_posteriors(a: np.ndarray, b: float, centres: np.ndarray,
     log_pos, log_neg : ndarray of shape (n,)
     """
     t = centres @ a + b
-    return (logsumexp(log_resp + log_sigmoid(t)[None, :], axis=1),
-            logsumexp(log_resp + log_sigmoid(-t)[None, :], axis=1))
+    resp = np.exp(log_resp)
+    out = []
+    for log_s in (log_sigmoid(t), log_sigmoid(-t)):
+        top = log_s.max()
+        v = resp @ np.exp(log_s - top)
+        low = v < 1e-250
+        with np.errstate(divide="ignore"):
+            log_v = np.log(v) + top
+        if np.any(low):
+            log_v[low] = logsumexp(log_resp[low] + log_s[None, :], axis=1)
+        out.append(log_v)
+    return out[0], out[1]
