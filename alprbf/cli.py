@@ -19,13 +19,15 @@ app = typer.Typer(no_args_is_help=True, add_completion=False,
                   pretty_exceptions_enable=False)
 
 
-def _check_reference(cfg) -> None:
-    """Every row of the config's reference file must map to a method and data set of it."""
+def _check_reference(cfg, full=None) -> None:
+    """Every row of the config's reference file must map to a method and data set of it
+    (of the unscaled config ``full``: a scale may keep fewer data sets)."""
     if cfg.reference:
         from .report import check_reference
 
-        check_reference(cfg.reference, [f"{m.label} / {s.label}" for m, s in cfg.methods],
-                        [d.label for d in cfg.datasets])
+        full = full or cfg
+        check_reference(cfg.reference, [f"{m.label} / {s.label}" for m, s in full.methods],
+                        [d.label for d in full.datasets])
 
 
 @app.command()
@@ -60,7 +62,7 @@ def run(
 
     check_choice(backend, BACKENDS, "--backend")
     cfg = load_config(config, scale=scale)
-    _check_reference(cfg)
+    _check_reference(cfg, load_config(config))
     try:
         summary = run_experiment(cfg, out, jobs=jobs, backend=backend, scheduler=scheduler,
                                  force=force, progress=not quiet, only=only,
@@ -214,7 +216,7 @@ def validate(
     from .runner import validate as check
 
     cfg = load_config(config, scale=scale)
-    _check_reference(cfg)
+    _check_reference(cfg, load_config(config))
     datasets = load_datasets(cfg)
     check(cfg, datasets)
     tasks = plan(cfg)

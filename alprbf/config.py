@@ -105,6 +105,9 @@ class Protocol:
         Number of cross-validation folds (>= 2); each fold is the test set once.
     stratified : bool
         Stratify the folds by class.
+    allow_small_classes : bool
+        With stratified folds, accept classes with fewer rows than folds (their rows go to as
+        many folds as they have); refused by default.
     repetitions : int
         Independent repetitions of the whole cross-validation with different fold splits.
     seed : int
@@ -140,6 +143,7 @@ class Protocol:
 
     folds: int = 5
     stratified: bool = True
+    allow_small_classes: bool = False
     repetitions: int = 1
     seed: int = 0
     initial: Initial = field(default_factory=Initial)
@@ -258,6 +262,7 @@ class Config:
 #: valid): (path of the mapping, field, default).
 _LATER_FIELDS = (
     ("protocol", "labels", 0), ("protocol", "cap_at_pool", False),
+    ("protocol", "allow_small_classes", False),
     ("protocol", "test", "folds"), ("protocol", "error_denominator", "tested"),
     ("protocol.initial", "size_per_class", 0),
     ("datasets[]", "one_vs_rest", None), ("datasets[]", "rows", 0), ("datasets[]", "protocol", {}),
@@ -461,7 +466,7 @@ def _parse_protocol(raw: Any, where: str = "protocol") -> Protocol:
                          ("max_rows", 0)):
         if key in raw:
             kw[key] = _int(raw[key], f"{where}.{key}", minimum)
-    for key in ("stratified", "cap_at_pool"):
+    for key in ("stratified", "cap_at_pool", "allow_small_classes"):
         if key in raw:
             kw[key] = _bool(raw[key], f"{where}.{key}")
     if "test" in raw:
@@ -645,6 +650,8 @@ class _StrictLoader(yaml.SafeLoader):
 def _mapping_without_repeats(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False):
     seen = set()
     for key_node, _ in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            continue  # '<<: *anchor' merges a mapping; its keys may be overridden here
         key = loader.construct_object(key_node, deep=deep)
         if key in seen:
             line = key_node.start_mark.line + 1

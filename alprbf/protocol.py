@@ -17,6 +17,7 @@ The loop (pool-based active learning):
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -103,21 +104,30 @@ def check_data(label: str, ds: Dataset) -> None:
 
 
 def make_folds(y: np.ndarray, n_folds: int, stratified: bool,
-               seed: np.random.SeedSequence) -> list[np.ndarray]:
-    """Test-row indices of each fold (shuffled, stratified by class when asked)."""
+               seed: np.random.SeedSequence,
+               allow_small_classes: bool = False) -> list[np.ndarray]:
+    """Test-row indices of each fold (shuffled, stratified by class when asked).
+
+    A class with fewer rows than folds is refused, unless ``allow_small_classes``: its rows
+    then go to as many folds as it has rows (sklearn's ``StratifiedKFold``), and the other
+    folds test without it (seed 003 runs 5-fold CV on ecoli, whose smallest classes have 2).
+    """
     if n_folds > len(y):
         raise UserError(f"protocol.folds = {n_folds} exceeds the {len(y)} rows of the data set")
     rs = seed_int(seed)
     if stratified:
-        smallest = np.bincount(y).min()
-        if smallest < n_folds:
+        counts = np.bincount(y)
+        smallest = counts[counts > 0].min()
+        if smallest < n_folds and (not allow_small_classes or counts.max() < n_folds):
             raise UserError(f"protocol.folds = {n_folds} with stratified: true needs at least "
                             f"{n_folds} rows per class; the smallest class has {smallest} "
-                            "(lower folds or set stratified: false)")
+                            "(lower folds, set stratified: false or allow_small_classes: true)")
         splitter = StratifiedKFold(n_folds, shuffle=True, random_state=rs)
     else:
         splitter = KFold(n_folds, shuffle=True, random_state=rs)
-    return [test for _, test in splitter.split(np.zeros(len(y)), y)]
+    with warnings.catch_warnings():   # "the least populated class has only ... members"
+        warnings.filterwarnings("ignore", "The least populated class", UserWarning)
+        return [test for _, test in splitter.split(np.zeros(len(y)), y)]
 
 
 def feasible_folds(y: np.ndarray, n_classes: int, protocol: Protocol,
@@ -149,7 +159,8 @@ def feasible_folds(y: np.ndarray, n_classes: int, protocol: Protocol,
     UserError
         One line naming the protocol field and the numbers that do not fit.
     """
-    folds = make_folds(y, protocol.folds, protocol.stratified, seed)
+    folds = make_folds(y, protocol.folds, protocol.stratified, seed,
+                       protocol.allow_small_classes)
     for f in range(len(folds)) if check is None else [check]:
         check_training_part(np.delete(y, folds[f]), n_classes, protocol)
     return folds

@@ -205,3 +205,33 @@ def test_scale_keeps_the_named_data_sets(tmp_path):
                        scales={"smoke": {"datasets": ["wien"]}})
     with pytest.raises(UserError, match="did you mean 'wine'"):
         load_config(bad)
+
+
+def test_small_classes_are_refused_unless_allowed():
+    y = np.repeat([0, 1, 2], [40, 40, 2])
+    X = np.random.default_rng(0).normal(size=(len(y), 2))
+    ds = make_dataset("small", X, y)
+    strict = parse_config({"name": "s", "dataset": "iris", "model": "gaussian_nb",
+                           "protocol": {"folds": 5, "budget": 2}})
+    with pytest.raises(UserError, match="allow_small_classes"):
+        split_rows(ds, strict.protocol, derive_seed(0, "folds", "x", 0))
+    lax = parse_config({"name": "s", "dataset": "iris", "model": "gaussian_nb",
+                        "protocol": {"folds": 5, "budget": 2, "allow_small_classes": True}})
+    parts = split_rows(ds, lax.protocol, derive_seed(0, "folds", "x", 0))
+    tests = [test for _, test in parts]
+    assert sorted(np.concatenate(tests).tolist()) == list(range(len(y)))
+    assert sum(np.isin(np.flatnonzero(y == 2), t).any() for t in tests) == 2
+    assert all(abs(np.isin(np.flatnonzero(y == 0), t).sum() - 8) == 0 for t in tests)
+
+
+def test_yaml_merge_keys_share_dataset_fields(tmp_path):
+    path = tmp_path / "m.yaml"
+    path.write_text("name: m\nmodel: gaussian_nb\n"
+                    "dataset:\n  - &std {name: iris, preprocessing: {standardize: global}}\n"
+                    "  - {<<: *std, name: wine}\n")
+    cfg = load_config(path)
+    assert [d.name for d in cfg.datasets] == ["iris", "wine"]
+    assert cfg.datasets[1].preprocessing == cfg.datasets[0].preprocessing
+    path.write_text("name: m\nmodel: gaussian_nb\ndataset: iris\nmodel: svc\n")
+    with pytest.raises(UserError, match="'model' is given twice"):
+        load_config(path)

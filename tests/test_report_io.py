@@ -137,3 +137,16 @@ def test_report_imports_no_models_strategies_protocol_or_runner():
                  "alprbf.config")
     assert [m for m in mods if m.startswith(forbidden)] == []
     assert "alprbf.results" in mods
+
+
+def test_a_data_set_a_smaller_scale_left_out_is_not_run(tmp_path):
+    ref = io.load_reference(_write_ref(
+        tmp_path, "dataset,method,metric,mean,std,source\n"
+                  "waveform,qbc,error_at_budget,21.2,2.4,s\n"
+                  "pendigits,qbc,error_at_budget,15.0,4.6,s\n"))
+    lab = _labels([("prbf", "qbc")])
+    args = (ref, lab, {("waveform", lab["label"].iloc[0])}, lab, ["waveform"])
+    assert io.match_reference(*args)["status"].tolist() == ["ok", "unmapped"]
+    scaled = io.match_reference(*args, scaled=True)
+    assert scaled["status"].tolist() == ["ok", "not run"]
+    assert "not in this scale's run" in scaled["note"][1]

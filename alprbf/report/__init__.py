@@ -412,7 +412,7 @@ def _reference_cells(exp: Experiment, df: pd.DataFrame, labels: pd.DataFrame,
         return None, []
     present = set(map(tuple, df[["dataset", "method"]].drop_duplicates().to_numpy()))
     matched = match_reference(ref, labels, present, plan, exp.config_datasets(),
-                              opts.selected)
+                              opts.selected, scaled=exp.scale != "full")
     cells = reference.compare(ref, matched, ours)
     summary = reference.summary(cells)
     parts.notes += [f"Published values: {line}." for line in summary]

@@ -150,8 +150,13 @@ class Experiment:
             return None
         return _labels_of_pairs(pairs)
 
+    @property
+    def scale(self) -> str:
+        """The scale the config was run at (``full`` without ``run.json``)."""
+        return str((self.config or {}).get("scale") or "full")
+
     def config_datasets(self) -> list[str] | None:
-        """The config's dataset labels; None without ``run.json``."""
+        """The config's dataset labels (of the scale run); None without ``run.json``."""
         try:
             return [d["label"] for d in self.config["datasets"]]
         except (KeyError, TypeError):
@@ -394,8 +399,13 @@ def _labels_of_pairs(pairs) -> pd.DataFrame:
 def match_reference(ref: pd.DataFrame, labels: pd.DataFrame, cells: set[tuple[str, str]],
                     config_labels: pd.DataFrame | None = None,
                     config_datasets: list[str] | None = None,
-                    selected: Callable[[str], bool] | None = None) -> pd.DataFrame:
+                    selected: Callable[[str], bool] | None = None,
+                    scaled: bool = False) -> pd.DataFrame:
     """One row per reading of each reference row, with its status in this report.
+
+    A data set the config lacks is *unmapped*, or *not run* when ``scaled`` (a smaller scale
+    of the config keeps fewer data sets; ``alprbf validate`` checks the names against the
+    full config).
 
     Parameters
     ----------
@@ -429,7 +439,9 @@ def match_reference(ref: pd.DataFrame, labels: pd.DataFrame, cells: set[tuple[st
         for j, name in enumerate(r.readings):
             d, full, why = _resolve_reading(r.dataset, name, config_labels, config_datasets)
             ours = display.get(full)
-            if full is None:
+            if d is None and scaled:
+                status, why = "not run", "data set not in this scale's run"
+            elif full is None:
                 status = "unmapped"
             elif selected is not None and not selected(full):
                 status = "not selected"

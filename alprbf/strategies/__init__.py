@@ -4,12 +4,15 @@ from ..registry import Registry
 from .base import QueryStrategy, select_top
 from .basic import PosteriorRatio, RandomSampling, UncertaintySampling
 from .qbc import QBCPRBF
+from .svm import FourDS, SVMUncertaintySampling
 
 STRATEGIES: Registry[type[QueryStrategy]] = Registry("strategy", {
     "random": RandomSampling,
     "uncertainty": UncertaintySampling,
     "posterior_ratio": PosteriorRatio,
     "qbc_prbf": QBCPRBF,
+    "uncertainty_svm": SVMUncertaintySampling,
+    "four_ds": FourDS,
 })
 
 __all__ = ["STRATEGIES", "QueryStrategy", "select_top"]
