@@ -3,6 +3,7 @@
 from ..registry import Registry
 from .base import QueryStrategy, select_top
 from .basic import PosteriorRatio, RandomSampling, UncertaintySampling
+from .preclustering import ClosestToBoundary, PreclusteringSelection, RepresentativeSampling
 from .qbc import QBCPRBF
 from .svm import FourDS, SVMUncertaintySampling
 
@@ -11,6 +12,9 @@ STRATEGIES: Registry[type[QueryStrategy]] = Registry("strategy", {
     "uncertainty": UncertaintySampling,
     "posterior_ratio": PosteriorRatio,
     "qbc_prbf": QBCPRBF,
+    "preclustering": PreclusteringSelection,
+    "closest_boundary": ClosestToBoundary,
+    "representative": RepresentativeSampling,
     "uncertainty_svm": SVMUncertaintySampling,
     "four_ds": FourDS,
 })
