@@ -140,6 +140,14 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
             for v in grid:
                 _positive(owner, name, v)
 
+    def check_training_size(self, n_rows: int) -> None:
+        """Raise ``ValueError`` if a training part of ``n_rows`` rows is too small: the LAP
+        kernel's kNN graph needs ``n_neighbors <= n_rows - 1``."""
+        if self.kernel == "lap" and self.n_neighbors > n_rows - 1:
+            raise ValueError(f"{type(self).__name__}: invalid n_neighbors={self.n_neighbors} "
+                             f"for a training part of {n_rows} rows; valid: at most "
+                             f"{n_rows - 1} (the kNN graph of the LAP kernel)")
+
     # ------------------------------------------------------------------ fitting
 
     def fit(self, X, y, previous: KernelSVC | None = None):

@@ -72,6 +72,13 @@ class Learner:
     def model_size(self) -> int | None:
         return None
 
+    def check_training_size(self, n_rows: int) -> None:
+        """Raise ``ValueError`` (one line naming the parameter) if this learner cannot be
+        fitted on a training part of ``n_rows`` rows.  :func:`alprbf.runner.validate` asks it
+        of every model before any task runs, with the smallest training part of the folds, so
+        a limit that depends on the data fails as a one-line error, not mid-run.  Default:
+        any size."""
+
     def presplit_size(self) -> int | None:
         """Components of the network before its final split (None for models without one)."""
         return None
@@ -85,11 +92,15 @@ class EstimatorLearner(Learner):
     (``random_state`` comes from the task seed, ``classes`` from the task).  Values are checked
     when the learner is made (the estimator's ``validate_params``, ``ValueError``), so a bad
     config fails before any task runs.  Every ``fit`` fits a clone with the task's classes
-    (:meth:`fit_estimator` may hand it more, e.g. a previous fit to warm-start from); with no
-    labeled row at all the learner predicts the uniform distribution.
+    (:meth:`fit_estimator`; with ``warm_start_from_previous = True`` it also hands the estimator
+    the previous fit to warm-start from); with no labeled row at all the learner predicts the
+    uniform distribution.
     """
 
     estimator_class: type
+    warm_start_from_previous: bool = False
+    """Opt-in: hand every ``fit`` of the estimator the previous fit (``fit(X, y, previous=)``)."""
+    previous_ = None      # the last fitted estimator (with warm_start_from_previous)
 
     def __init__(self, n_classes: int, random_state: int | None = None, **params: Any) -> None:
         super().__init__(n_classes, random_state)
@@ -109,8 +120,22 @@ class EstimatorLearner(Learner):
         return self
 
     def fit_estimator(self, estimator, X, y):
-        """Fit the fresh clone ``estimator`` on this fit's data; returns it fitted."""
-        return estimator.fit(X, y)
+        """Fit the fresh clone ``estimator`` on this fit's data; returns it fitted.
+
+        With ``warm_start_from_previous`` the estimator's ``fit`` also gets the learner's
+        previous fit as ``previous`` (the estimator reuses what did not change, e.g. a density
+        model of the same rows)."""
+        if not self.warm_start_from_previous:
+            return estimator.fit(X, y)
+        self.previous_ = estimator.fit(X, y, previous=self.previous_)
+        return self.previous_
+
+    def check_training_size(self, n_rows: int) -> None:
+        """The estimator's ``check_training_size(n_rows)``, if it has one (see
+        :meth:`Learner.check_training_size`)."""
+        check = getattr(self.estimator, "check_training_size", None)
+        if check is not None:
+            check(n_rows)
 
     def predict_log_proba(self, X):
         if self.estimator_ is None:

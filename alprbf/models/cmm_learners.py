@@ -6,10 +6,11 @@ class of the task has a posterior column and a class without labels has posterio
 
 * With no labeled row at all the learner predicts the uniform distribution (the estimators
   need one label).
-* Warm start: every ``fit`` passes the previously fitted estimator as ``previous``, so the
-  mixtures whose input did not change are reused -- the shared mixture of CMM_sha (fitted on
-  all rows, which stay the same through a task) is fitted once per task, and CMM_sep refits
-  only the class whose labeled rows changed.  The result is exactly the cold fit's.
+* Warm start (``warm_start_from_previous``): every ``fit`` passes the previously fitted
+  estimator as ``previous``, so the mixtures whose input did not change are reused -- the
+  shared mixture of CMM_sha (fitted on all rows, which stay the same through a task) is fitted
+  once per task, and CMM_sep refits only the class whose labeled rows changed.  The result is
+  exactly the cold fit's.
 * ``model_size()`` is the number of mixture components used for prediction.
 """
 
@@ -23,11 +24,7 @@ class CMMLearner(EstimatorLearner):
     """Adapter of a CMM estimator (module docstring); subclasses set ``estimator_class``."""
 
     estimator_class: type[CMMShared] | type[CMMSeparate]
-    previous_ = None      # the last fitted estimator (warm start)
-
-    def fit_estimator(self, estimator, X, y):
-        self.previous_ = estimator.fit(X, y, previous=self.previous_)
-        return self.previous_
+    warm_start_from_previous = True
 
     def model_size(self):
         return None if self.estimator_ is None else int(self.estimator_.n_components_)

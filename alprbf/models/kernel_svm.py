@@ -21,11 +21,7 @@ class KernelSVMLearner(EstimatorLearner):
 
     estimator_class = KernelSVC
     semi_supervised = True
-    previous_ = None
-
-    def fit_estimator(self, estimator, X, y):
-        self.previous_ = estimator.fit(X, y, previous=self.previous_)
-        return self.previous_
+    warm_start_from_previous = True
 
     def model_size(self):
         return None if self.estimator_ is None else int(self.estimator_.n_support_vectors_)
