@@ -13,9 +13,11 @@ from scipy.spatial.distance import cdist
 
 from alprbf.preclustering.clustering import (
     Partition,
+    centre_distances,
     cluster_priors,
     cluster_sizes,
     fission,
+    fit_mixture,
     initial_partition,
     mixture_terms,
     subsets,
@@ -191,3 +193,35 @@ def test_cluster_priors_with_hard_memberships_are_the_nearest_centre_shares():
     nearest = np.argmin(cdist(X, centres), axis=1)
     alpha, _ = cluster_priors(X, centres, 1e-3, np.full(4, 0.25))
     np.testing.assert_allclose(alpha, np.bincount(nearest, minlength=4) / len(X), atol=1e-12)
+
+
+def test_centre_distances_reuse_the_unchanged_columns():
+    X = blobs(7)
+    start = initial_partition(X, 4, 1000, np.random.default_rng(0))
+    coarse = fission(X, start, 10.0)
+    sq = centre_distances(X, coarse)
+    fine = fission(X, coarse, 4.0)
+    assert fine.n_clusters > coarse.n_clusters
+    np.testing.assert_allclose(centre_distances(X, fine, coarse, sq),
+                               sq_distances(X, X[fine.medoids]), rtol=1e-12, atol=1e-9)
+    log_resp, log_px = mixture_terms(X, X[fine.medoids], np.full(fine.n_clusters, -2.0), 3.0,
+                                     sqdist=centre_distances(X, fine))
+    ref = mixture_terms(X, X[fine.medoids], np.full(fine.n_clusters, -2.0), 3.0)
+    np.testing.assert_allclose(log_resp, ref[0], atol=1e-12)
+    np.testing.assert_allclose(log_px, ref[1], atol=1e-12)
+
+
+@pytest.mark.parametrize("sigma", [1e-3, 0.5, 3.0, 50.0])
+def test_fit_mixture_equals_priors_then_mixture_terms(sigma):
+    X = blobs(8, n=150)
+    part = fission(X, initial_partition(X, 6, 1000, np.random.default_rng(0)), 6.0)
+    centres = X[part.medoids]
+    mix = fit_mixture(centre_distances(X, part), sigma, cluster_sizes(part), tol=1e-10)
+    alpha, n_iter = cluster_priors(X, centres, sigma, cluster_sizes(part), tol=1e-10)
+    assert mix.n_iter == n_iter
+    np.testing.assert_allclose(np.exp(mix.log_alpha), alpha, atol=1e-12)
+    log_resp, log_px = mixture_terms(X, centres, mix.log_alpha, sigma)
+    np.testing.assert_allclose(mix.log_px, log_px, rtol=1e-10, atol=1e-10)
+    rows = np.arange(0, 150, 4)
+    np.testing.assert_allclose(mix.log_resp(rows), log_resp[rows], rtol=1e-10, atol=1e-8)
+    np.testing.assert_allclose(mix.resp, np.exp(log_resp), atol=1e-12)

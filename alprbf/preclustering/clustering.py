@@ -161,8 +161,50 @@ def fission(X: np.ndarray, partition: Partition, max_radius: float) -> Partition
     return Partition(np.array(medoids, dtype=np.int64), labels, np.array(radii), n_splits)
 
 
+def centre_distances(X: np.ndarray, partition: Partition, previous: Partition | None = None,
+                     previous_sq: np.ndarray | None = None) -> np.ndarray:
+    """Squared distances of every row to every medoid, reusing the columns of an earlier
+    partition whose medoid did not change (fission keeps the positions of unsplit clusters).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    partition : Partition
+    previous : Partition, optional
+        The partition ``previous_sq`` belongs to.
+    previous_sq : ndarray of shape (n, K_previous), optional
+
+    Returns
+    -------
+    ndarray of shape (n, K)
+    """
+    medoids = partition.medoids
+    if previous is None or previous_sq is None:
+        return sq_distances(X, X[medoids])
+    k_old = min(len(previous.medoids), len(medoids))
+    fresh = np.concatenate([np.flatnonzero(previous.medoids[:k_old] != medoids[:k_old]),
+                            np.arange(k_old, len(medoids))])
+    out = np.empty((X.shape[0], len(medoids)))
+    out[:, :k_old] = previous_sq[:, :k_old]
+    if len(fresh):
+        out[:, fresh] = sq_distances(X, X[medoids[fresh]])
+    return out
+
+
+def _log_gauss(X, centres, sigma, sqdist):
+    """``-||x - c_k||^2 / (2 sigma^2)``, shape (n, K)."""
+    d2 = sq_distances(X, centres) if sqdist is None else sqdist
+    return d2 * (-0.5 / sigma ** 2)
+
+
+def _row_logsumexp(a: np.ndarray) -> np.ndarray:
+    top = a.max(axis=1)
+    return top + np.log(np.exp(a - top[:, None]).sum(axis=1))
+
+
 def mixture_terms(X: np.ndarray, centres: np.ndarray, log_alpha: np.ndarray,
-                  sigma: float) -> tuple[np.ndarray, np.ndarray]:
+                  sigma: float, sqdist: np.ndarray | None = None
+                  ) -> tuple[np.ndarray, np.ndarray]:
     """Log memberships ``log p(k|x)`` (eq 11) and ``log p(x)`` (eq 31) of the rows of ``X``.
 
     ``p(x) = sum_k alpha_k exp(-||x - c_k||^2 / (2 sigma^2))``, without the Gaussian's
@@ -175,19 +217,24 @@ def mixture_terms(X: np.ndarray, centres: np.ndarray, log_alpha: np.ndarray,
     log_alpha : ndarray of shape (K,)
         Log priors (``-inf`` allowed).
     sigma : float
+    sqdist : ndarray of shape (n, K), optional
+        ``||x - c_k||^2`` when already known (:func:`centre_distances`).
 
     Returns
     -------
     log_resp : ndarray of shape (n, K)
     log_px : ndarray of shape (n,)
     """
-    log_w = log_alpha[None, :] - sq_distances(X, centres) / (2.0 * sigma ** 2)
-    log_px = logsumexp(log_w, axis=1)
-    return log_w - log_px[:, None], log_px
+    log_w = _log_gauss(X, centres, sigma, sqdist)
+    log_w += log_alpha[None, :]
+    log_px = _row_logsumexp(log_w)
+    log_w -= log_px[:, None]
+    return log_w, log_px
 
 
 def cluster_priors(X: np.ndarray, centres: np.ndarray, sigma: float, init: np.ndarray, *,
-                   tol: float = 1e-7, max_iter: int = 10000) -> tuple[np.ndarray, int]:
+                   tol: float = 1e-7, max_iter: int = 10000,
+                   sqdist: np.ndarray | None = None) -> tuple[np.ndarray, int]:
     """Priors ``alpha_k`` by iterating eqs 11-12 until no prior moves by more than ``tol``.
 
     Parameters
@@ -199,19 +246,26 @@ def cluster_priors(X: np.ndarray, centres: np.ndarray, sigma: float, init: np.nd
         Starting priors (positive, summing to 1).
     tol : float, default=1e-7
     max_iter : int, default=10000
+    sqdist : ndarray of shape (n, K), optional
+        ``||x - c_k||^2`` when already known.
 
     Returns
     -------
     alpha : ndarray of shape (K,)
     n_iter : int
     """
-    log_k = -sq_distances(X, centres) / (2.0 * sigma ** 2)     # fixed across iterations
-    # eqs 11-12 as alpha <- alpha * L^T (1 / (L alpha)) / n with L = exp(log_k - row max)
-    # (entries in (0, 1], the largest 1 per row): two matrix-vector products per iteration;
-    # a step where some L alpha underflows is taken in log space instead
-    L = np.exp(log_k - log_k.max(axis=1, keepdims=True))
-    n = X.shape[0]
-    alpha = np.asarray(init, dtype=float)
+    log_k = _log_gauss(X, centres, sigma, sqdist)               # fixed across iterations
+    top = log_k.max(axis=1, keepdims=True)
+    return _iterate_priors(np.exp(log_k - top), log_k, np.asarray(init, dtype=float), tol,
+                           max_iter)
+
+
+def _iterate_priors(L: np.ndarray, log_k: np.ndarray, alpha: np.ndarray, tol: float,
+                    max_iter: int) -> tuple[np.ndarray, int]:
+    """Eqs 11-12 as ``alpha <- alpha * L^T (1 / (L alpha)) / n`` with ``L = exp(log_k - row
+    max)`` (entries in (0, 1], the largest 1 per row): two matrix-vector products per
+    iteration; a step where some ``L alpha`` underflows is taken in log space instead."""
+    n = L.shape[0]
     for it in range(1, max_iter + 1):
         q = L @ alpha
         if np.all(q > np.finfo(float).tiny):
@@ -225,6 +279,79 @@ def cluster_priors(X: np.ndarray, centres: np.ndarray, sigma: float, init: np.nd
         if done:
             return alpha, it
     return alpha, max_iter
+
+
+@dataclass(frozen=True, eq=False)
+class Mixture:
+    """The Gaussian mixture of a partition over the rows it was fitted on (eqs 11, 12, 31).
+
+    Attributes
+    ----------
+    sqdist : ndarray of shape (n, K)
+        ``||x_i - c_k||^2``.
+    sigma : float
+    log_alpha : ndarray of shape (K,)
+        Log priors.
+    log_px : ndarray of shape (n,)
+        ``log p(x_i)`` (eq 31).
+    resp : ndarray of shape (n, K)
+        ``p(k|x_i)`` (eq 11); entries below the smallest double are 0.
+    n_iter : int
+        Iterations of eqs 11-12.
+    """
+
+    sqdist: np.ndarray
+    sigma: float
+    log_alpha: np.ndarray
+    log_px: np.ndarray
+    resp: np.ndarray
+    n_iter: int
+
+    def log_resp(self, rows) -> np.ndarray:
+        """``log p(k|x_i)`` of the rows ``rows`` in log space (no underflow), shape
+        (len(rows), K)."""
+        out = self.sqdist[rows] * (-0.5 / self.sigma ** 2)
+        out += self.log_alpha[None, :]
+        out -= self.log_px[rows][:, None]
+        return out
+
+
+def fit_mixture(sqdist: np.ndarray, sigma: float, init: np.ndarray, *, tol: float = 1e-7,
+                max_iter: int = 10000) -> Mixture:
+    """Priors by eqs 11-12 (:func:`cluster_priors`) and the memberships and densities they
+    give, from one pass of exponentials over the ``n x K`` distances.
+
+    Parameters
+    ----------
+    sqdist : ndarray of shape (n, K)
+        Squared distances of the rows to the centres (:func:`centre_distances`).
+    sigma : float
+    init : ndarray of shape (K,)
+        Starting priors.
+    tol, max_iter
+        As :func:`cluster_priors`.
+
+    Returns
+    -------
+    Mixture
+    """
+    log_k = sqdist * (-0.5 / sigma ** 2)
+    top = log_k.max(axis=1)
+    L = np.exp(log_k - top[:, None])
+    alpha, n_iter = _iterate_priors(L, log_k, np.asarray(init, dtype=float), tol, max_iter)
+    with np.errstate(divide="ignore"):
+        log_alpha = np.log(alpha)
+    q = L @ alpha
+    if np.all(q > np.finfo(float).tiny):
+        L *= alpha[None, :]
+        L /= q[:, None]
+        log_px = top + np.log(q)
+    else:
+        log_k += log_alpha[None, :]
+        log_px = _row_logsumexp(log_k)
+        L = np.exp(log_k - log_px[:, None])
+    return Mixture(sqdist=sqdist, sigma=float(sigma), log_alpha=log_alpha, log_px=log_px,
+                   resp=L, n_iter=n_iter)
 
 
 def cluster_sizes(partition: Partition) -> np.ndarray:

@@ -39,10 +39,12 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..labels import encode_labels
 from ..validation import check_params
 from .clustering import (
+    Mixture,
     Partition,
-    cluster_priors,
+    centre_distances,
     cluster_sizes,
     fission,
+    fit_mixture,
     initial_partition,
     mixture_terms,
 )
@@ -101,6 +103,8 @@ class PreclusteringClassifier(ClassifierMixin, BaseEstimator):
     partition_ : Partition
     centres_ : ndarray of shape (K, d)
     log_alpha_ : ndarray of shape (K,)
+    mixture_ : Mixture
+        Distances, memberships and densities of the rows of the fit.
     gram_ : ndarray of shape (K, K) or None
         ``centres_ @ centres_.T`` while ``K <= d`` (for the Newton solve), else None.
     coef_ : ndarray of shape (n_models, d)
@@ -206,8 +210,7 @@ class PreclusteringClassifier(ClassifierMixin, BaseEstimator):
         self.lam_ = self.lam * self.scale_ ** 2
         if same:
             self.sigma_, self.n_shrinks_ = previous.sigma_, previous.n_shrinks_
-            self._set_clusters(previous.partition_, previous.log_alpha_, previous.log_resp_,
-                               previous.log_px_, X, previous.gram_)
+            self._set_clusters(X, previous.partition_, previous.mixture_, previous.gram_)
         else:
             self.sigma_ = self.scale_ * float(self.sigma0 if self.sigma0 is not None
                                               else self.sigma_per_dim * X.shape[1])
@@ -219,26 +222,27 @@ class PreclusteringClassifier(ClassifierMixin, BaseEstimator):
         self.max_score_ = self._check_scale(X, codes)
         return self
 
-    def _cluster(self, X: np.ndarray, partition: Partition) -> None:
-        """Fission at the current scale, then priors and mixture terms of every row."""
+    def _cluster(self, X: np.ndarray, partition: Partition, reuse: bool = False) -> None:
+        """Fission at the current scale, then priors, memberships and densities of every row.
+        With ``reuse``, ``partition`` is this fit's and the distances of its unchanged medoids
+        are kept."""
+        old = partition if reuse else None
         partition = fission(X, partition, self.kappa * self.sigma_)
-        centres = X[partition.medoids]
-        alpha, self.prior_iter_ = cluster_priors(X, centres, self.sigma_, cluster_sizes(partition),
-                                  tol=self.prior_tol, max_iter=self.prior_max_iter)
-        with np.errstate(divide="ignore"):
-            log_alpha = np.log(alpha)
-        log_resp, log_px = mixture_terms(X, centres, log_alpha, self.sigma_)
-        self._set_clusters(partition, log_alpha, log_resp, log_px, X)
+        sq = centre_distances(X, partition, old, self.mixture_.sqdist if reuse else None)
+        mixture = fit_mixture(sq, self.sigma_, cluster_sizes(partition), tol=self.prior_tol,
+                              max_iter=self.prior_max_iter)
+        gram = self.gram_ if old is not None and partition is old else None
+        self._set_clusters(X, partition, mixture, gram)
 
-    def _set_clusters(self, partition, log_alpha, log_resp, log_px, X, gram=None) -> None:
+    def _set_clusters(self, X, partition: Partition, mixture: Mixture, gram=None) -> None:
         self.partition_ = partition
+        self.mixture_ = mixture
         self.centres_ = X[partition.medoids]
+        self.log_alpha_ = mixture.log_alpha
+        self.prior_iter_ = mixture.n_iter
         # C C^T for the Woodbury solve (used while K <= d; computed once per clustering)
         small = partition.n_clusters <= X.shape[1]
         self.gram_ = gram if gram is not None or not small else self.centres_ @ self.centres_.T
-        self.log_alpha_ = log_alpha
-        self.log_resp_ = log_resp
-        self.log_px_ = log_px
 
     def _fit_labels(self, codes: np.ndarray, previous) -> None:
         tic = time.perf_counter()
@@ -249,9 +253,10 @@ class PreclusteringClassifier(ClassifierMixin, BaseEstimator):
         start_ok = (previous is not None and hasattr(previous, "coef_")
                     and np.array_equal(previous.positives_, positives))
         fits: list[LabelFit] = []
+        log_resp_lab = self.mixture_.log_resp(lab)
         for j, c in enumerate(positives):
             start = (previous.coef_[j], previous.intercept_[j]) if start_ok else None
-            fits.append(fit_label_model(self.centres_, self.log_resp_[lab],
+            fits.append(fit_label_model(self.centres_, log_resp_lab,
                                         np.where(codes[lab] == c, 1.0, -1.0), self.lam_,
                                         start=start, max_iter=self.max_iter, tol=self.tol,
                                         gram=self.gram_))
@@ -265,8 +270,9 @@ class PreclusteringClassifier(ClassifierMixin, BaseEstimator):
     def _score_rows(self) -> None:
         """Posteriors and selection scores of every row of the fit (cached for the query)."""
         tic = time.perf_counter()
-        self.log_proba_fit_ = self._log_proba_from(self.log_resp_)
-        self.scores_fit_ = selection_score(np.exp(self.log_proba_fit_), self.log_px_)
+        mix = self.mixture_
+        self.log_proba_fit_ = self._log_proba_from(mix.resp, mix.log_resp)
+        self.scores_fit_ = selection_score(np.exp(self.log_proba_fit_), mix.log_px)
         self.timings_["selection"] += time.perf_counter() - tic
 
     def _check_scale(self, X: np.ndarray, codes: np.ndarray) -> float:
@@ -285,7 +291,7 @@ class PreclusteringClassifier(ClassifierMixin, BaseEstimator):
         tic = time.perf_counter()
         self.sigma_ = sigma
         self.n_shrinks_ += 1
-        self._cluster(X, self.partition_)
+        self._cluster(X, self.partition_, reuse=True)
         self.timings_["clustering"] += time.perf_counter() - tic
         self._fit_labels(codes, None)
         self._score_rows()
@@ -293,13 +299,16 @@ class PreclusteringClassifier(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ prediction
 
-    def _log_proba_from(self, log_resp: np.ndarray) -> np.ndarray:
-        out = np.full((log_resp.shape[0], len(self.classes_)), -np.inf)
+    def _log_proba_from(self, resp: np.ndarray, log_resp_rows) -> np.ndarray:
+        """Class log posteriors from memberships ``resp`` (n, K) and ``log_resp_rows(rows)``,
+        their logs for given rows."""
+        out = np.full((resp.shape[0], len(self.classes_)), -np.inf)
         present = self.present_
         if len(present) == 1:
             out[:, present[0]] = 0.0
             return out
-        cols = [log_label_posteriors(a, b, self.centres_, log_resp)
+        cols = [log_label_posteriors(a, b, self.centres_, resp=resp,
+                                     log_resp_rows=log_resp_rows)
                 for a, b in zip(self.coef_, self.intercept_, strict=True)]
         if len(present) == 2:
             log_pos, log_neg = cols[0]
@@ -315,7 +324,8 @@ class PreclusteringClassifier(ClassifierMixin, BaseEstimator):
 
     def predict_log_proba(self, X) -> np.ndarray:
         """Log class posteriors by eq 5, shape (n, n_classes)."""
-        return self._log_proba_from(self._terms(X)[0])
+        log_resp = self._terms(X)[0]
+        return self._log_proba_from(np.exp(log_resp), lambda rows: log_resp[rows])
 
     def predict_proba(self, X) -> np.ndarray:
         return np.exp(self.predict_log_proba(X))
@@ -327,7 +337,8 @@ class PreclusteringClassifier(ClassifierMixin, BaseEstimator):
     def selection_scores(self, X) -> np.ndarray:
         """``(1 - |f(x)|) p(x)`` (eq 30) of the rows of ``X``, shape (n,)."""
         log_resp, log_px = self._terms(X)
-        return selection_score(np.exp(self._log_proba_from(log_resp)), log_px)
+        log_proba = self._log_proba_from(np.exp(log_resp), lambda rows: log_resp[rows])
+        return selection_score(np.exp(log_proba), log_px)
 
     def fitted_rows(self, X) -> bool:
         """True when ``X`` is the matrix of the last fit (its cached terms apply)."""

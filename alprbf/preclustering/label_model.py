@@ -41,6 +41,7 @@ Choices where the paper is silent:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -262,7 +263,9 @@ def fit_label_model(centres: np.ndarray, log_resp: np.ndarray, y: np.ndarray, la
 
 
 def log_label_posteriors(a: np.ndarray, b: float, centres: np.ndarray,
-                         log_resp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                         log_resp: np.ndarray | None = None, *, resp: np.ndarray | None = None,
+                         log_resp_rows: Callable[[np.ndarray], np.ndarray] | None = None,
+                         ) -> tuple[np.ndarray, np.ndarray]:
     """``log p(y = +1|x)`` and ``log p(y = -1|x)`` by eq 5.
 
     The sum over clusters is a matrix-vector product of ``p(k|x)`` with ``p(y|k)`` scaled by its
@@ -274,22 +277,31 @@ def log_label_posteriors(a: np.ndarray, b: float, centres: np.ndarray,
     a : ndarray of shape (d,)
     b : float
     centres : ndarray of shape (K, d)
-    log_resp : ndarray of shape (n, K)
+    log_resp : ndarray of shape (n, K), optional
+        ``log p(k|x)``; or give both of:
+    resp : ndarray of shape (n, K), optional
+        ``p(k|x)``.
+    log_resp_rows : callable, optional
+        ``rows -> log p(k|x)`` of those rows (for the rows summed in log space).
 
     Returns
     -------
     log_pos, log_neg : ndarray of shape (n,)
     """
+    if log_resp is not None:
+        resp = np.exp(log_resp)
+
+        def log_resp_rows(rows):
+            return log_resp[rows]
     t = centres @ a + b
-    resp = np.exp(log_resp)
     out = []
     for log_s in (log_sigmoid(t), log_sigmoid(-t)):
         top = log_s.max()
         v = resp @ np.exp(log_s - top)
-        low = v < 1e-250
+        low = np.flatnonzero(v < 1e-250)
         with np.errstate(divide="ignore"):
             log_v = np.log(v) + top
-        if np.any(low):
-            log_v[low] = logsumexp(log_resp[low] + log_s[None, :], axis=1)
+        if len(low):
+            log_v[low] = logsumexp(log_resp_rows(low) + log_s[None, :], axis=1)
         out.append(log_v)
     return out[0], out[1]
