@@ -212,3 +212,17 @@ def test_representative_batch_is_the_pam_medoids_of_the_margin():
     pool = np.flatnonzero(np.isnan(y_obs))
     inside = set(pool[learner.margin(X[pool]) <= 1])
     assert len(set(picked)) == 3 and set(picked) <= inside
+
+
+def test_pruning_far_clusters_leaves_the_label_model_unchanged():
+    """Small sigma: most clusters are exp(-800) away from every labeled row and left out."""
+    from alprbf.preclustering.label_model import fit_label_model
+
+    X, _, y_obs, learner = fitted(5, sigma0=1.0, coarse_to_fine=False)
+    est = learner.estimator_
+    lab = np.flatnonzero(~np.isnan(y_obs))
+    full = fit_label_model(est.centres_, est.mixture_.log_resp(lab),
+                           np.where(y_obs[lab] == 1, 1.0, -1.0), est.lam_)
+    assert est.partition_.n_clusters > 2 * len(lab)
+    np.testing.assert_allclose(est.coef_[0], full.coef, rtol=1e-9, atol=1e-12)
+    assert est.intercept_[0] == pytest.approx(full.intercept, rel=1e-9, abs=1e-12)

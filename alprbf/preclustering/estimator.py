@@ -19,7 +19,9 @@ Choices where the paper is silent (parameters where they matter):
 * Coarse-to-fine: checked at the end of every fit with at least two labeled classes and a
   non-empty pool; on a shrink the data are re-clustered (fission continued at the smaller
   ``kappa * sigma``, priors re-estimated) and the label model refitted, once per fit.  Fission
-  never merges clusters, and ``sigma`` has no lower bound (``min_sigma`` sets one).
+  never merges clusters, and ``sigma`` has no lower bound (``min_sigma`` sets one).  Eq 31's
+  ``p(x)`` falls as ``sigma`` falls, so once the check fires it tends to fire at every later
+  fit, down to one cluster per row (the label model is then logistic regression).
 * Start of Newton: ``a = 0, b = 0`` at every fit (``warm_start=True``: the previous solution).
 * More than two classes (the paper has two): one label model per labeled class against the
   others on the same clustering, posteriors normalised over the labeled classes.  With two
@@ -50,6 +52,10 @@ from .clustering import (
 )
 from .label_model import LabelFit, fit_label_model, log_label_posteriors
 from .selection import next_sigma, selection_score
+
+MEMBERSHIP_CUT = 800.0
+"""Log-membership gap below which a cluster is left out of the label model's fit
+(``exp(-800)`` is below the smallest double: exact to rounding)."""
 
 
 class PreclusteringClassifier(ClassifierMixin, BaseEstimator):
@@ -254,12 +260,17 @@ class PreclusteringClassifier(ClassifierMixin, BaseEstimator):
                     and np.array_equal(previous.positives_, positives))
         fits: list[LabelFit] = []
         log_resp_lab = self.mixture_.log_resp(lab)
+        # clusters whose membership is below exp(-MEMBERSHIP_CUT) of the largest for every
+        # labeled row add nothing in double precision to eq 14, its gradient or eq 19
+        keep = np.flatnonzero(np.any(
+            log_resp_lab >= log_resp_lab.max(axis=1, keepdims=True) - MEMBERSHIP_CUT, axis=0))
+        gram = None if self.gram_ is None else self.gram_[np.ix_(keep, keep)]
         for j, c in enumerate(positives):
             start = (previous.coef_[j], previous.intercept_[j]) if start_ok else None
-            fits.append(fit_label_model(self.centres_, log_resp_lab,
+            fits.append(fit_label_model(self.centres_[keep], log_resp_lab[:, keep],
                                         np.where(codes[lab] == c, 1.0, -1.0), self.lam_,
                                         start=start, max_iter=self.max_iter, tol=self.tol,
-                                        gram=self.gram_))
+                                        gram=gram))
         self.positives_ = positives
         self.fits_ = fits
         d = self.centres_.shape[1]
