@@ -1,7 +1,7 @@
 # alprbf: set-up, demo, tests and the papers' tables.
 #   make demo            fresh venv + install + run configs/quickstart.yaml + report
 #   make test            fresh venv + test extras + the test suite
-#   make table-000 SCALE=smoke|full   (likewise table-001, table-002, table-003)
+#   make table-000 SCALE=smoke|full   (likewise table-001 ... table-004)
 #   make table-000 ONLY='*__f0'       run only the matching tasks (shell pattern on task ids)
 
 PYTHON ?= python3
@@ -18,7 +18,7 @@ ifeq ($(origin ALPRBF_DATA_MIRROR),undefined)
   endif
 endif
 
-.PHONY: help install demo test lint bench tables table-000 table-001 table-002 table-003 check-record clean
+.PHONY: help install demo test lint bench tables table-000 table-001 table-002 table-003 table-004 check-record clean
 
 help:  ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -66,9 +66,11 @@ REPORT_ARGS_000 := --baseline 'active_prbf_literal / random'
 # seed 003: DUR and AULC on the training-pool accuracy (the paper's reading, see the config),
 # against its baseline RBF-US
 REPORT_ARGS_003 := --baseline 'rbf / uncertainty_svm' --curve-accuracy train
-$(foreach t,000 001 002 003,$(eval $(call TABLE,$(t))))
+# seed 004: Fig. 6 averages over the ten digits (and the three initial sets) per database size
+REPORT_ARGS_004 := --merge-datasets 'mnist-(n[0-9]+)-[0-9]' --error-at-fraction 0.01,0.02,0.035
+$(foreach t,000 001 002 003 004,$(eval $(call TABLE,$(t))))
 
-tables: table-000 table-001 table-002 table-003  ## all the papers' tables
+tables: table-000 table-001 table-002 table-003 table-004  ## all the papers' tables
 
 # The drift guard: cheap, representative recorded tasks re-run and compared bit for bit with the
 # record (results/table-NNN-full/, tracked).  A table not recorded yet is said, not skipped

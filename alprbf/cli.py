@@ -98,6 +98,12 @@ def report(
     curve_accuracy: Annotated[str, typer.Option(
         help="Accuracy behind AULC and DUR: test (held-out rows) or train (the training "
              "pool with true labels, seed 003's reading).")] = "test",
+    merge_datasets: Annotated[str | None, typer.Option(
+        help="Regex with one (group): data sets it matches are reported as one named by the "
+             "group, e.g. 'mnist-(n[0-9]+)-[0-9]' (seed 004's digits per size).")] = None,
+    error_at_fraction: Annotated[str | None, typer.Option(
+        help="Comma-separated fractions of the database size (the config's rows) at which "
+             "to tabulate the test error, e.g. 0.01,0.02,0.035.")] = None,
 ) -> None:
     """Tables and plots from the Parquet results (never re-runs anything)."""
     formats = tuple(f.strip() for f in format.split(",") if f.strip())
@@ -110,9 +116,21 @@ def report(
 
     written = build_report(results, out_dir=out, baseline=baseline, formats=formats,
                            alpha=alpha, q_alpha=q_alpha, rp_measure=rp_measure, window=window,
-                           methods=patterns, curve_accuracy=curve_accuracy)
+                           methods=patterns, curve_accuracy=curve_accuracy,
+                           merge_datasets=merge_datasets,
+                           error_at_fraction=_fractions(error_at_fraction))
     for p in written:
         typer.echo(str(p))
+
+
+def _fractions(text: str | None) -> tuple[float, ...]:
+    if not text:
+        return ()
+    try:
+        return tuple(float(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise UserError(f"--error-at-fraction expects numbers separated by commas, e.g. "
+                        f"0.01,0.02,0.035; got {text!r}") from None
 
 
 @app.command()

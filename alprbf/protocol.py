@@ -220,6 +220,11 @@ def check_training_part(y_train: np.ndarray, n_classes: int, protocol: Protocol)
                             f"{short[0]} has only {counts[short[0]]} training rows in a fold")
     elif initial.method != "all":
         n_initial = initial.n_rows(n_train, n_classes)
+        if 0 < n_initial < n_classes:
+            raise UserError(f"protocol.initial holds {n_initial} row"
+                            f"{'s' if n_initial > 1 else ''}, fewer than the {n_classes} "
+                            "classes: it cannot start with every class (use method: per_class "
+                            "to label each class)")
         if n_initial > n_train:
             what = (f"size_per_class = {initial.size_per_class} ({n_initial} rows)"
                     if initial.size_per_class else f"size = {initial.size}")

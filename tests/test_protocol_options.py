@@ -235,3 +235,23 @@ def test_yaml_merge_keys_share_dataset_fields(tmp_path):
     path.write_text("name: m\nmodel: gaussian_nb\ndataset: iris\nmodel: svc\n")
     with pytest.raises(UserError, match="'model' is given twice"):
         load_config(path)
+
+
+@pytest.mark.parametrize("edit, message", [
+    ({"one_vs_rest": 11}, "one_vs_rest class '11' is not a class"),
+    ({"rows": 80000}, "rows = 80000 exceeds the 60000 rows"),
+    ({"protocol": {"initial": {"method": "random", "size": 1}, "labels": 10}},
+     "initial holds 1 row, fewer than the 2 classes"),
+])
+def test_seed004_bad_input_is_one_line(tmp_path, edit, message):
+    """Seed 004's bad input on MNIST (through the mirror, as CI runs it)."""
+    import os
+    if not os.environ.get("ALPRBF_DATA_MIRROR"):
+        pytest.skip("needs the MNIST files: set ALPRBF_DATA_MIRROR")
+    spec = {"name": "mnist", "params": {"subset": "train"}, "rows": 1250, "one_vs_rest": 3,
+            "protocol": {"initial": {"method": "per_class", "size": 3}, "labels": 44}}
+    path = write_config(tmp_path / "c.yaml", dataset={**spec, **edit},
+                        protocol={"test": "unlabeled", "error_denominator": "training"})
+    res = runner.invoke(app, ["validate", str(path)])
+    assert res.exit_code == 2 and message in res.output, res.output
+    assert len(res.output.strip().splitlines()) == 1

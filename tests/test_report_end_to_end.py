@@ -280,3 +280,39 @@ def test_curve_accuracy_chooses_what_aulc_and_dur_use(tmp_path):
     assert "AULC and DUR use the test accuracy" in (tmp_path / "test" / "report.md").read_text()
     res = invoke_report(exp, "--curve-accuracy", "pool")
     assert res.exit_code == 2 and "curve accuracy 'pool'" in res.output
+
+
+def test_merged_datasets_and_error_at_fractions(tmp_path):
+    """Seed 004's reading: one-vs-rest variants of one database size merged into one panel,
+    every curve counted once, the error read at fractions of the database size."""
+    import json
+
+    exp = tmp_path / "m"
+    errs = {}
+    for digit in (0, 1):
+        for rep in range(3):
+            acc = [0.7 + 0.01 * rep + 0.02 * digit + 0.03 * i for i in range(6)]  # n0=10, +2
+            errs[(digit, rep)] = acc
+            write_task(exp, curve_rows("m", f"db-n100-{digit}", "svm", "random", 0, rep, acc))
+    config = {"name": "m", "protocol": {"folds": 5, "test": "unlabeled", "repetitions": 3},
+              "datasets": [{"name": "db", "label": f"db-n100-{d}", "rows": 100} for d in (0, 1)],
+              "methods": [[{"name": "svm", "label": "svm"}, {"name": "random",
+                                                            "label": "random"}]]}
+    (exp / "run.json").write_text(json.dumps({"experiment": "m", "config": config}))
+    build_report(exp, merge_datasets="db-(n[0-9]+)-[0-9]", error_at_fraction=(0.12, 0.2))
+    index = (exp / "report" / "report.md").read_text()
+    assert "Incomplete" not in index          # 3 repetitions x 1 "fold" x 2 digits planned
+    err = pd.read_csv(exp / "report" / "error_at_budget.csv")
+    assert err["dataset"].tolist() == ["n100"] and err["n"].tolist() == [6]
+    want = np.mean([100 * (1 - a[-1]) for a in errs.values()])
+    assert err["mean"].iloc[0] == pytest.approx(want, abs=1e-3)
+    at = pd.read_csv(exp / "report" / "error_at_fraction.csv")
+    # 12 % of 100 rows = 12 labels (iteration 1), 20 % = 20 labels (iteration 5)
+    for frac, it in (("12 %", 1), ("20 %", 5)):
+        row = at[at["at"] == frac].iloc[0]
+        assert row["mean"] == pytest.approx(np.mean([100 * (1 - a[it]) for a in errs.values()]),
+                                            abs=1e-3)
+    res = invoke_report(exp, "--merge-datasets", "zzz-(n)")
+    assert res.exit_code == 2 and "matches no data set label" in res.output
+    res = invoke_report(exp, "--merge-datasets", "db-n100-[0-9]")
+    assert res.exit_code == 2 and "exactly one (group)" in res.output

@@ -39,6 +39,7 @@ DUR are skipped with a note.
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -84,6 +85,8 @@ class ReportOptions:
     window: float = 0.2
     methods: tuple[str, ...] = ()
     curve_accuracy: str = "test"
+    merge_datasets: str | None = None
+    error_at_fraction: tuple[float, ...] = ()
 
     def selected(self, full_label: str) -> bool:
         """Whether ``--methods`` keeps the method ``"model / strategy"``."""
@@ -95,7 +98,8 @@ def build_report(results_root: str | Path, out_dir: str | Path | None = None,
                  alpha: float = 0.10, q_alpha: float | None = None,
                  rp_measure: str = "train_best", reference: str | Path | None = None,
                  window: float = 0.2, methods: Sequence[str] | None = None,
-                 curve_accuracy: str = "test") -> list[Path]:
+                 curve_accuracy: str = "test", merge_datasets: str | None = None,
+                 error_at_fraction: Sequence[float] = ()) -> list[Path]:
     """Write the report of every experiment below ``results_root``.
 
     Parameters
@@ -124,6 +128,13 @@ def build_report(results_root: str | Path, out_dir: str | Path | None = None,
     curve_accuracy : {"test", "train"}
         Accuracy behind AULC and DUR (:data:`metrics.CURVE_ACCURACIES`); RP always ranks test
         accuracies.
+    merge_datasets : str, optional
+        A regular expression with one group: data sets whose label it matches in full are
+        reported as one, named by the group (``'mnist-(n[0-9]+)-[0-9]'`` averages seed 004's
+        ten one-vs-rest digits per database size); every curve of them counts once.
+    error_at_fraction : sequence of float
+        Also tabulate the test error at these fractions of each data set's database size
+        (the config's ``rows``; seed 004: 0.01, 0.02, 0.035).
 
     Returns
     -------
@@ -138,16 +149,27 @@ def build_report(results_root: str | Path, out_dir: str | Path | None = None,
     """
     if curve_accuracy not in metrics.CURVE_ACCURACIES:
         raise unknown_name("curve accuracy", curve_accuracy, CURVE_ACCURACIES)
+    merge = _merge_pattern(merge_datasets)
+    fractions = tuple(float(f) for f in error_at_fraction)
+    if any(not 0.0 < f <= 1.0 for f in fractions):
+        raise UserError(f"--error-at-fraction values must be in (0, 1], got {list(fractions)}")
     opts = ReportOptions(baseline, _check_args(formats, alpha, q_alpha, rp_measure, window),
                          alpha, q_alpha, rp_measure,
                          load_reference(reference) if reference is not None else None, window,
-                         tuple(methods or ()), curve_accuracy)
+                         tuple(methods or ()), curve_accuracy, merge_datasets, fractions)
     root = Path(results_root)
     experiments = find_experiments(root)
     out = Path(out_dir) if out_dir is not None else root / "report"
     frames = [(e, d) for e in experiments if not (d := load_experiment(e)).empty]
     if not frames:
         raise UserError(f"the result files under {root} contain no rows")
+    if merge is not None:
+        labels = sorted({x for _, d in frames for x in d["dataset"].unique()})
+        if not any(merge.fullmatch(x) for x in labels):
+            raise UserError(f"--merge-datasets {merge_datasets!r} matches no data set label; "
+                            f"labels: {', '.join(labels[:8])}{' ...' if len(labels) > 8 else ''}")
+        frames = [(e, d.assign(dataset=d["dataset"].map(lambda x: _merged(merge, x))))
+                  for e, d in frames]
     plans = {e.path: _plan(e, d) for e, d in frames}
     if opts.methods:
         frames = select_methods(frames, opts.methods)
@@ -163,6 +185,26 @@ def build_report(results_root: str | Path, out_dir: str | Path | None = None,
         return _several_reports(root, frames, out, opts, plans)
     except OSError as exc:
         raise UserError(f"cannot write the report to {out}: {exc}") from None
+
+
+def _merge_pattern(pattern: str | None) -> re.Pattern | None:
+    if pattern is None:
+        return None
+    try:
+        rx = re.compile(pattern)
+    except re.error as exc:
+        raise UserError(f"--merge-datasets {pattern!r} is not a regular expression: {exc}"
+                        ) from None
+    if rx.groups != 1:
+        raise UserError(f"--merge-datasets {pattern!r} needs exactly one (group) naming the "
+                        f"merged data set; it has {rx.groups}")
+    return rx
+
+
+def _merged(rx: re.Pattern | None, label: str) -> str:
+    """The name ``label`` is reported under (``--merge-datasets``)."""
+    m = rx.fullmatch(label) if rx is not None else None
+    return m.group(1) if m else label
 
 
 def _plan(exp: Experiment, rows: pd.DataFrame) -> pd.DataFrame:
@@ -291,16 +333,43 @@ def _choose_baseline(baseline: str | None, labels: pd.DataFrame) -> tuple[str | 
                   "of: " + ", ".join(f"`{x}`" for x in labels["label"]) + ".")
 
 
-def _incomplete_cells(exp: Experiment, df: pd.DataFrame) -> list[str]:
-    """``dataset / method n/planned`` for grid cells with fewer tasks than folds x repetitions
-    (a run stopped early, or started with ``--only``)."""
-    proto = exp.config.get("protocol") or {}
+def _planned_tasks(exp: Experiment, merge: re.Pattern | None,
+                   labels: Sequence[str]) -> dict[str, int] | None:
+    """Tasks per method that the config plans for each (merged) data set: folds (1 unless
+    the test set is a fold) x repetitions, with a data set's own protocol fields; None
+    without a readable config.  ``labels``: the data sets when the config lists none."""
+    base = exp.config.get("protocol") or {}
+    planned: dict[str, int] = {}
     try:
-        planned = int(proto["folds"]) * int(proto.get("repetitions", 1))
+        for spec in exp.config.get("datasets") or [{"label": x} for x in labels]:
+            proto = {**base, **(spec.get("protocol") or {})}
+            folds = int(proto["folds"]) if proto.get("test", "folds") == "folds" else 1
+            name = _merged(merge, spec["label"])
+            planned[name] = planned.get(name, 0) + folds * int(proto.get("repetitions", 1))
     except (KeyError, TypeError, ValueError):
-        return []
+        return None
+    return planned
+
+
+def _incomplete_cells(exp: Experiment, df: pd.DataFrame, merge: re.Pattern | None) -> list[str]:
+    """``dataset / method n/planned`` for grid cells with fewer tasks than planned (a run
+    stopped early, or started with ``--only``)."""
     found = df.groupby(["dataset", "method"])["task_id"].nunique()
-    return [f"{d} / {m} {n}/{planned}" for (d, m), n in found.items() if n < planned]
+    originals = exp.config_datasets() or sorted(found.index.get_level_values(0).unique())
+    planned = _planned_tasks(exp, merge, originals)
+    if planned is None:
+        return []
+    return [f"{d} / {m} {n}/{planned[d]}" for (d, m), n in found.items()
+            if d in planned and n < planned[d]]
+
+
+def _database_sizes(exp: Experiment, merge: re.Pattern | None) -> dict[str, int]:
+    """The database size ``rows`` of each (merged) data set that has one in the config."""
+    sizes: dict[str, set[int]] = {}
+    for spec in (exp.config or {}).get("datasets") or []:
+        if isinstance(spec, dict) and spec.get("rows"):
+            sizes.setdefault(_merged(merge, spec["label"]), set()).add(int(spec["rows"]))
+    return {d: n.pop() for d, n in sizes.items() if len(n) == 1}
 
 
 @dataclass
@@ -320,7 +389,8 @@ def _experiment_report(exp: Experiment, rows: pd.DataFrame, out: Path, opts: Rep
     df = add_method_column(rows)
     labels = method_labels(rows)
     parts = _Parts()
-    incomplete = _incomplete_cells(exp, df)
+    merge = _merge_pattern(opts.merge_datasets)
+    incomplete = _incomplete_cells(exp, df, merge)
     if incomplete:
         parts.notes.append("Incomplete cells (tasks found / planned; their means and stds use "
                            "the tasks found): " + ", ".join(incomplete) + ".")
@@ -337,6 +407,8 @@ def _experiment_report(exp: Experiment, rows: pd.DataFrame, out: Path, opts: Rep
 
     _learning_curves(df, out, published, parts)
     parts.tables.append(tables.error_at_budget_table(err, published))
+    if opts.error_at_fraction:
+        _error_at_fractions(exp, df, merge, opts.error_at_fraction, parts)
     _ranked_performance(scores, out, opts, parts)
     if opts.rp_measure == "train_best" and df["train_accuracy"].isna().any():
         parts.notes.append("Some rows lack train_accuracy; RP ignores them (a curve without "
@@ -365,6 +437,19 @@ def _experiment_report(exp: Experiment, rows: pd.DataFrame, out: Path, opts: Rep
 _CURVE_WORDS = {"test": "test accuracy (held-out rows)",
                 "train": "training-pool accuracy (labeled and unlabeled training rows with "
                          "their true labels, `train_accuracy`)"}
+
+
+def _error_at_fractions(exp: Experiment, df: pd.DataFrame, merge: re.Pattern | None,
+                        fractions: tuple[float, ...], parts: _Parts) -> None:
+    sizes = _database_sizes(exp, merge)
+    targets = {d: [(f"{100 * f:g} %", f * sizes[d]) for f in fractions]
+               for d in df["dataset"].unique() if d in sizes}
+    missing = sorted(set(df["dataset"].unique()) - set(targets))
+    if missing:
+        parts.notes.append("Error at fractions of the database skipped for "
+                           + ", ".join(missing) + ": the config gives them no `rows`.")
+    if targets:
+        parts.tables.append(tables.error_at_labels_table(metrics.error_at_labels(df, targets)))
 
 
 def _versus_baseline(acc_curves: pd.DataFrame, base: str | None, window: float,

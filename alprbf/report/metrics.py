@@ -59,6 +59,7 @@ import pandas as pd
 
 from ..errors import unknown_name
 
+#: One learning curve (with ``task_id`` where the rows have it: see :func:`curve_keys`).
 CURVE = ["dataset", "method", "repetition", "fold"]
 CELL = ["dataset", "method"]
 RP_MEASURES = ("train_best", "final")
@@ -71,9 +72,16 @@ CURVE_ACCURACIES = {"test": "test_accuracy", "train": "train_accuracy"}
 REACH_TOL = 1e-9
 
 
+def curve_keys(df: pd.DataFrame) -> list[str]:
+    """The columns that identify a curve: :data:`CURVE` and ``task_id`` when present (it
+    keeps curves apart when ``--merge-datasets`` gives several data sets one name; otherwise
+    the other keys determine it)."""
+    return CURVE + ["task_id"] if "task_id" in df.columns else CURVE
+
+
 def last_rows(df: pd.DataFrame) -> pd.DataFrame:
     """The last evaluated row (largest iteration) of every curve."""
-    idx = df.groupby(CURVE, sort=True)["iteration"].idxmax()
+    idx = df.groupby(curve_keys(df), sort=True)["iteration"].idxmax()
     return df.loc[idx.to_numpy()].reset_index(drop=True)
 
 
@@ -96,8 +104,8 @@ def curve_stats(df: pd.DataFrame, value: str = "test_accuracy", scale: float = 1
         initial labeled-set size over the cell's curves plus ``queries`` (see the module
         docstring).
     """
-    n0 = df.groupby(CURVE, sort=True)["n_labeled"].min()
-    first = df.join(n0.rename("_n0"), on=CURVE)["_n0"]
+    n0 = df.groupby(curve_keys(df), sort=True)["n_labeled"].min()
+    first = df.join(n0.rename("_n0"), on=curve_keys(df))["_n0"]
     d = df.assign(_v=scale * df[value].astype(float), queries=df["n_labeled"] - first)
     out = _summary(d, "_v", ddof, by=CELL + ["queries"])
     cells = n0.groupby(CELL).agg(_curves="size", _n0="mean").reset_index()
@@ -120,6 +128,35 @@ def error_at_budget(df: pd.DataFrame, ddof: int = 1) -> pd.DataFrame:
     out = _summary(last, "_e", ddof)
     out["n_labeled"] = last.groupby(CELL, sort=True)["n_labeled"].max().to_numpy()
     return out[CELL + ["n_labeled", "mean", "std", "n"]]
+
+
+def error_at_labels(df: pd.DataFrame, targets: dict[str, list[tuple[str, float]]],
+                    ddof: int = 1) -> pd.DataFrame:
+    """Test error (%) of each curve at given labeled-set sizes: mean and std over curves.
+
+    ``targets`` maps a dataset to ``(column name, labeled-set size)`` pairs (e.g. ``("1 %",
+    12.5)``).  Each curve contributes its evaluated point nearest to the size (the larger one
+    on a tie); a curve whose points all lie more than one label away contributes nothing.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``dataset, method, at, target, n_labeled, mean, std, n``.
+    """
+    out = []
+    for dataset, points in targets.items():
+        d = df[df["dataset"] == dataset]
+        for name, target in points:
+            gap = (d["n_labeled"] - target).abs() - 1e-9 * d["n_labeled"]   # larger on a tie
+            nearest = d.loc[gap.groupby([d[c] for c in curve_keys(d)]).idxmin()]
+            nearest = nearest[(nearest["n_labeled"] - target).abs() <= 1.0]
+            if nearest.empty:
+                continue
+            s = _summary(nearest.assign(_e=100.0 * nearest["test_error"]), "_e", ddof)
+            sizes = nearest.groupby(CELL, sort=True)["n_labeled"].mean().to_numpy()
+            out.append(s.assign(at=name, target=target, n_labeled=sizes))
+    cols = CELL + ["at", "target", "n_labeled", "mean", "std", "n"]
+    return pd.concat(out, ignore_index=True)[cols] if out else pd.DataFrame(columns=cols)
 
 
 # --------------------------------------------------------------------------- AULC and DUR
@@ -257,8 +294,8 @@ def rp_rows(df: pd.DataFrame, measure: str = "train_best") -> pd.DataFrame:
         return last_rows(df)
     d = df.assign(_t=df["train_accuracy"].astype(float).fillna(-np.inf))
     # latest iteration among ties: sort so the wanted row is last, take the last of each curve
-    d = d.sort_values(CURVE + ["_t", "iteration"], kind="stable")
-    return d.groupby(CURVE, sort=True).tail(1).drop(columns="_t").reset_index(drop=True)
+    d = d.sort_values(curve_keys(d) + ["_t", "iteration"], kind="stable")
+    return d.groupby(curve_keys(d), sort=True).tail(1).drop(columns="_t").reset_index(drop=True)
 
 
 def rp_scores(df: pd.DataFrame, measure: str = "train_best", ddof: int = 1) -> pd.DataFrame:
@@ -313,7 +350,7 @@ def cost_summary(df: pd.DataFrame, ddof: int = 1) -> pd.DataFrame:
     g = d.groupby(CELL, sort=True)
     out = g[["fit_seconds", "_eval"]].mean().reset_index().rename(columns={
         "fit_seconds": "fit_seconds_per_query", "_eval": "eval_seconds_per_query"})
-    per_curve = d.groupby(CURVE, sort=True)[["fit_seconds", "_total"]].sum().reset_index()
+    per_curve = d.groupby(curve_keys(d), sort=True)[["fit_seconds", "_total"]].sum().reset_index()
     for col, name in (("fit_seconds", "train_time_s"), ("_total", "total_time_s")):
         s = _summary(per_curve, col, ddof)
         out[name], out[f"{name}_std"] = s["mean"].to_numpy(), s["std"].to_numpy()

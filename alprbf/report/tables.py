@@ -218,6 +218,29 @@ def error_at_budget_table(err: pd.DataFrame, published: pd.DataFrame | None = No
                  pd.DataFrame(rows, columns=cols), notes)
 
 
+def error_at_labels_table(err: pd.DataFrame) -> Table:
+    """Test error (%) at fractions of the database (seed 004's Fig. 6 read at 1, 2, 3.5 %),
+    mean (std) over curves; from :func:`alprbf.report.metrics.error_at_labels`."""
+    methods = sorted(err["method"].unique())
+    order = list(dict.fromkeys(err["at"]))
+    rows = []
+    for d in sorted(err["dataset"].unique()):
+        for at in order:
+            sub = err[(err["dataset"] == d) & (err["at"] == at)].set_index("method")
+            if sub.empty:
+                continue
+            row = [d, at, fmt(sub["target"].iloc[0], 1)]
+            row += [f"{fmt(sub.loc[m, 'mean'], 2)} ({fmt(sub.loc[m, 'std'], 2)})"
+                    if m in sub.index else NA for m in methods]
+            rows.append(row)
+    disp = pd.DataFrame(rows, columns=["dataset", "labeled", "labels", *methods])
+    notes = ["Test error in % when the labeled set is the given fraction of the database "
+             "(`labels` = fraction x rows; each curve's evaluated point nearest to it), mean "
+             "(std) over curves (folds x repetitions x merged data sets)."]
+    return Table("error_at_fraction", "Test error (%) at fractions of the database", err,
+                 disp, notes)
+
+
 def versus_baseline_tables(vb: pd.DataFrame, baseline: str,
                            accuracy: str = "test") -> list[Table]:
     """AULC and DUR tables against ``baseline`` (from ``metrics.versus_baseline``).
