@@ -37,8 +37,8 @@ demo: install  ## run the quickstart experiment end to end and write its report
 	$(BIN)/alprbf run configs/quickstart.yaml --jobs $(JOBS)
 	$(BIN)/alprbf report results/quickstart --baseline "logistic_regression / random"
 
-test: install  ## run the test suite
-	$(BIN)/python -m pytest -q
+test: install  ## run the test suite (on JOBS worker processes, pytest-xdist)
+	$(BIN)/python -m pytest -q -n $(JOBS)
 
 lint: install  ## static checks: ruff, and the import layers (pyproject.toml [tool.importlinter])
 	$(BIN)/ruff check alprbf tests benchmarks
