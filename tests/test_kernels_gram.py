@@ -230,8 +230,7 @@ def test_laplacian_factor_is_exact(degree):
     rng = np.random.default_rng(6)
     X = np.vstack([rng.normal(size=(30, 2)), rng.normal(size=(25, 2)) + 50.0])  # 2 components
     L = knn_laplacian(X, n_neighbors=4)
-    S, C = laplacian_factor(L, degree)
-    B = S.toarray() if C is None else S.toarray() @ C
+    B = laplacian_factor(L, degree).toarray()
     Lp = np.linalg.matrix_power(L.toarray(), degree)
     np.testing.assert_allclose(B @ B.T, Lp, atol=1e-10 * np.abs(Lp).max())
 
@@ -324,6 +323,39 @@ def test_lap_shortcut_with_an_indefinite_base_kernel():
         expected = deformed_by_definition(lap, a, a, gamma_I, 1.0)
         np.testing.assert_allclose(lap.gram(a, gamma_I=gamma_I, gamma_A=1.0), expected,
                                    rtol=0, atol=1e-9)
+    # a pool smaller than the band width (the default 64): the LU band is trimmed to the matrix
+    small = LaplacianDeformation(X[:12], indefinite, n_neighbors=3)
+    a = small.rows(index=np.arange(0, 12, 2))
+    for gamma_I in (1e3, 1e5):
+        expected = deformed_by_definition(small, a, a, gamma_I, 1.0)
+        np.testing.assert_allclose(small.gram(a, gamma_I=gamma_I, gamma_A=1.0), expected,
+                                   rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("degree", [1, 2, 3])
+@pytest.mark.parametrize("indefinite", [False, True])
+def test_lap_many_rows_against_few_map_the_few_back(degree, indefinite):
+    """Rows not projected yet (fresh :class:`LapRows` at every grid point) against a few: only
+    the few are projected and mapped back to the pool; both orientations equal the
+    definition (Cholesky and, with an indefinite base kernel, LU band solves)."""
+    rng = np.random.default_rng(12)
+    X = rng.normal(size=(60, 2))
+
+    def base(A, B):
+        K = rbf_gram(A, B, gamma=0.5)
+        return K - 0.5 * A[:, :1] @ B[:, :1].T if indefinite else K
+
+    lap = LaplacianDeformation(X, base, n_neighbors=5, bandwidth=4, degree=degree)
+    for gamma_I in (1e-1, 1e1, 1e3, 1e5):
+        many = lap.rows(X=rng.normal(size=(25, 2)))
+        few = lap.rows(index=np.arange(0, 60, 12))
+        expected = deformed_by_definition(lap, many, few, gamma_I, 1.0, degree)
+        got = lap.gram(many, few, gamma_I=gamma_I, gamma_A=1.0)
+        assert many.G is None and few.G is not None         # only the few were projected
+        np.testing.assert_allclose(got, expected, rtol=0, atol=1e-8)
+        few = lap.rows(index=np.arange(0, 60, 12))
+        got_t = lap.gram(few, lap.rows(X=many.X), gamma_I=gamma_I, gamma_A=1.0)
+        np.testing.assert_allclose(got_t, expected.T, rtol=0, atol=1e-8)
 
 
 def lapsvm_by_definition(K, L, labeled, y, gamma_A, gamma_I):

@@ -29,15 +29,14 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.linalg import cholesky_banded, lapack, solve, solve_banded
+from scipy.linalg import blas, cho_solve_banded, cholesky_banded, lapack, solve, solve_banded
 
 from alprbf.validation import check_choice, check_int, check_real
 
 from ._graph import (
+    apply_q,
     apply_qt,
     band_reduce,
-    factor_congruence,
-    factor_t_times,
     knn_laplacian,
     laplacian_factor,
     sparse_power,
@@ -451,9 +450,9 @@ def lapsvm_C(gamma_A: float, n_labeled: int) -> float:
     return 1.0 / (2.0 * gamma_A * n_labeled)
 
 
-@dataclass(frozen=True)
+@dataclass
 class LapRows:
-    """Rows projected once for :meth:`LaplacianDeformation.gram` (reuse them across a grid).
+    """Rows prepared once for :meth:`LaplacianDeformation.gram` (reuse them across a grid).
 
     Attributes
     ----------
@@ -463,14 +462,15 @@ class LapRows:
         Their positions in the pool, when they are pool rows.
     K_pool : ndarray of shape (N, n)
         Base kernel between the pool and the rows.
-    G : ndarray of shape (r, n)
-        ``Q^T B^T K_pool``: the rows in the basis where ``I + c A`` is banded.
+    G : ndarray of shape (r, n) or None
+        ``Q^T B^T K_pool``: the rows in the basis where ``I + c A`` is banded; computed on
+        first use (:meth:`LaplacianDeformation.gram` projects only the rows it needs).
     """
 
     X: np.ndarray
     index: np.ndarray | None
     K_pool: np.ndarray
-    G: np.ndarray
+    G: np.ndarray | None = None
 
 
 class LaplacianDeformation:
@@ -516,7 +516,9 @@ class LaplacianDeformation:
     ``A`` does not depend on ``(gamma_I, gamma_A)``: it is reduced once, ``A = Q T Q^T`` with
     ``T`` banded (:func:`.band_reduce`), and for every grid point
     ``(I + c A)^{-1} = Q (I + c T)^{-1} Q^T`` costs one banded Cholesky, ``O(N b^2)``; rows are
-    projected once (``G = Q^T B^T k_x``, :meth:`rows`). :meth:`gram_direct` evaluates the
+    projected once (``G = Q^T B^T k_x``, kept in their :class:`LapRows`). Between many rows
+    and few (the pool against the labeled rows) only the few are projected and mapped back
+    to the pool (see :meth:`gram`). :meth:`gram_direct` evaluates the
     direct formula (one LU solve) for checks.
 
     Cost: the reduction is paid once per base kernel, each grid point is one banded Cholesky;
@@ -557,9 +559,9 @@ class LaplacianDeformation:
         self.laplacian = sp.csr_array(laplacian, dtype=float)
         self.degree = degree
         self.K = np.asarray(base_kernel(self.X_pool, self.X_pool), dtype=float)
-        self._S, self._C = laplacian_factor(self.laplacian, degree)
-        A = factor_congruence(self._S, self._C, self.K)
-        self._band, self._reflectors = band_reduce(A, bandwidth)
+        self._factor = laplacian_factor(self.laplacian, degree)
+        A = self._factor.congruence(self.K)
+        self._band, self._reflectors = band_reduce(A, bandwidth, overwrite_a=True)
 
     @property
     def n_pool(self) -> int:
@@ -567,7 +569,8 @@ class LaplacianDeformation:
         return self.X_pool.shape[0]
 
     def rows(self, X: np.ndarray | None = None, index=None) -> LapRows:
-        """Project rows once: pool rows by ``index`` (no new kernel values) or any rows ``X``.
+        """Rows for :meth:`gram`: pool rows by ``index`` (no new kernel values) or any rows
+        ``X``, with their base kernel against the pool (projected on first use, then kept).
 
         Parameters
         ----------
@@ -591,11 +594,20 @@ class LaplacianDeformation:
         else:
             X = _rows(owner, "X", X, self.X_pool.shape[1])
             K_pool = np.asarray(self.base_kernel(self.X_pool, X), dtype=float)
-        G = apply_qt(self._reflectors, factor_t_times(self._S, self._C, K_pool))
-        return LapRows(X=X, index=index, K_pool=K_pool, G=G)
+        return LapRows(X=X, index=index, K_pool=K_pool)
 
     def _as_rows(self, A) -> LapRows:
         return A if isinstance(A, LapRows) else self.rows(X=A)
+
+    def project(self, A: LapRows) -> LapRows:
+        """The rows with their projection ``G = Q^T B^T K_pool`` (computed once, O(N^2 n));
+        :meth:`gram` calls it when it needs it."""
+        if A.G is None:
+            A.G = apply_qt(self._reflectors, self._factor.t_times(A.K_pool))
+        return A
+
+    def _projected(self, A: LapRows) -> np.ndarray:
+        return self.project(A).G
 
     def _base(self, A: LapRows, B: LapRows) -> np.ndarray:
         if A.index is not None and B.index is not None:
@@ -608,6 +620,16 @@ class LaplacianDeformation:
         check_real(owner, "gamma_I", gamma_I, 0.0)
         _check_positive(owner, "gamma_A", gamma_A)
         return gamma_I / (gamma_A * self.n_pool ** 2)
+
+    def _band_factor(self, c: float):
+        """``I + c T`` factored: ("chol", F) with ``F F^T = I + c T`` in lower band storage, or
+        ("lu", ((b, b), ab)) when it is not definite (an indefinite base kernel)."""
+        band = c * self._band
+        band[0] += 1.0
+        try:
+            return "chol", cholesky_banded(band, lower=True, check_finite=False)
+        except np.linalg.LinAlgError:
+            return "lu", _symmetric_band(band)
 
     def gram(self, A, B=None, *, gamma_I: float, gamma_A: float) -> np.ndarray:
         """Deformed Gram matrix ``k~(A, B)`` through the band shortcut.
@@ -624,6 +646,14 @@ class LaplacianDeformation:
         Returns
         -------
         K : ndarray of shape (n, m)
+
+        Notes
+        -----
+        A square matrix, or two sets of rows both projected already (a grid over the same
+        rows), costs ``O(r b (n + m) + r n m)``: ``G_A^T (I + c T)^{-1} G_B``. Otherwise only
+        the smaller set is projected and mapped back to the pool,
+        ``W = c B Q (I + c T)^{-1} G`` (N, m), and ``k~ = K_AB - K_pool_A^T W``: scoring n pool
+        rows against m labeled rows costs ``O(N^2 m + N n m)``, not ``O(N^2 n)``.
         """
         c = self.ratio(gamma_I, gamma_A)
         A = self._as_rows(A)
@@ -632,19 +662,30 @@ class LaplacianDeformation:
         K = self._base(A, B)
         if c == 0:
             return K
-        band = c * self._band
-        band[0] += 1.0
-        try:
-            factor = cholesky_banded(band, lower=True, check_finite=False)  # I + cT = F F^T
-        except np.linalg.LinAlgError:
-            # an indefinite base kernel: I + c T need not be definite, take a banded LU
-            K = K - c * (A.G.T @ solve_banded(*_symmetric_band(band), B.G, check_finite=False))
-            return 0.5 * (K + K.T) if symmetric else K
-        H_B = _lower_banded_solve(factor, B.G)
+        kind, factor = self._band_factor(c)
         if symmetric:
-            K = K - c * (H_B.T @ H_B)
+            G = self._projected(A)
+            if kind == "chol":
+                H = _lower_banded_solve(factor, G)
+                S = blas.dsyrk(c, H, trans=1, lower=1)        # c H^T H, lower triangle
+                K = K - (np.tril(S) + np.tril(S, -1).T)
+            else:
+                K = K - c * (G.T @ solve_banded(*factor, G, check_finite=False))
             return 0.5 * (K + K.T)
-        return K - c * (_lower_banded_solve(factor, A.G).T @ H_B)
+        if A.G is not None and B.G is not None:
+            if kind == "chol":
+                H_A, H_B = _lower_banded_solve(factor, A.G), _lower_banded_solve(factor, B.G)
+                return K - c * (H_A.T @ H_B)
+            return K - c * (A.G.T @ _band_solve(kind, factor, B.G))
+        if B.K_pool.shape[1] <= A.K_pool.shape[1]:
+            return K - A.K_pool.T @ self._back_projected(B, c, kind, factor)
+        return K - (B.K_pool.T @ self._back_projected(A, c, kind, factor)).T
+
+    def _back_projected(self, A: LapRows, c: float, kind: str, factor) -> np.ndarray:
+        """``W = c B Q (I + c T)^{-1} G_A`` (N, n): ``(I + M K)^{-1} M K_pool_A``."""
+        Y = _band_solve(kind, factor, self._projected(A))
+        Y *= c
+        return self._factor.times(apply_q(self._reflectors, Y))
 
     def gram_direct(self, A, B=None, *, gamma_I: float, gamma_A: float) -> np.ndarray:
         """The same matrix from the definition: one dense LU solve of ``(I + M K) U = M k_B``.
@@ -658,6 +699,13 @@ class LaplacianDeformation:
                                     self._base(A, B), c, self.degree)
 
 
+def _band_solve(kind: str, factor, G: np.ndarray) -> np.ndarray:
+    """``(I + c T)^{-1} G`` from :meth:`LaplacianDeformation._band_factor`."""
+    if kind == "chol":
+        return cho_solve_banded((factor, True), G, check_finite=False)
+    return solve_banded(*factor, G, check_finite=False)
+
+
 def _lower_banded_solve(factor: np.ndarray, G: np.ndarray) -> np.ndarray:
     """``F^{-1} G`` for a lower triangular band matrix F in LAPACK lower band storage."""
     H, info = lapack.dtbtrs(factor, G, uplo="L")
@@ -668,7 +716,9 @@ def _lower_banded_solve(factor: np.ndarray, G: np.ndarray) -> np.ndarray:
 
 def _symmetric_band(lower: np.ndarray) -> tuple[tuple[int, int], np.ndarray]:
     """``((b, b), ab)`` for ``scipy.linalg.solve_banded`` from a symmetric lower band storage."""
-    b, r = lower.shape[0] - 1, lower.shape[1]
+    r = lower.shape[1]
+    b = min(lower.shape[0] - 1, max(r - 1, 0))    # a band wider than the matrix holds nothing
+    lower = lower[:b + 1]
     ab = np.zeros((2 * b + 1, r))
     ab[b:] = lower
     for o in range(1, b + 1):                     # the upper diagonals mirror the lower ones
