@@ -321,7 +321,8 @@ def run_task(task: Task, ds: Dataset, protocol: Protocol,
     y_obs[labeled] = y_train[labeled]
     new_rows, query_seconds = labeled, 0.0
     rows = []
-    n_rounds = protocol.n_iterations(queries)
+    batch_size = getattr(task.strategy, "batch_size", 0) or protocol.batch_size
+    n_rounds = protocol.n_iterations(queries, batch_size)
     remaining = queries
     start = 0
     saved = checkpoint.load() if checkpoint is not None else None
@@ -366,7 +367,7 @@ def run_task(task: Task, ds: Dataset, protocol: Protocol,
             new_rows, query_seconds = np.empty(0, np.int64), 0.0
         if last:
             break
-        batch = min(protocol.batch_size, remaining)
+        batch = min(batch_size, remaining)
         t0 = time.perf_counter()
         picked = np.asarray(strategy.query(X_train, y_obs.copy(), model, batch, rng), np.int64)
         query_seconds += time.perf_counter() - t0

@@ -255,3 +255,25 @@ def test_seed004_bad_input_is_one_line(tmp_path, edit, message):
     res = runner.invoke(app, ["validate", str(path)])
     assert res.exit_code == 2 and message in res.output, res.output
     assert len(res.output.strip().splitlines()) == 1
+
+
+def test_a_strategy_may_query_in_batches_of_its_own(tmp_path):
+    cfg = _cfg(tmp_path, model="gaussian_nb", strategy=[
+        "random", {"name": "uncertainty", "params": {"measure": "margin"}, "batch_size": 3}],
+        protocol={"folds": 2, "seed": 1, "initial": {"method": "per_class", "size": 2},
+                  "budget": 7, "batch_size": 1})
+    assert [s.label for s in cfg.strategies] == ["random", "uncertainty-b3"]
+    run_experiment(cfg, tmp_path / "r", progress=False)
+    for (_, strategy, _), curve in _curves(read_results(tmp_path / "r")).items():
+        want = [6, 9, 12, 13] if strategy == "uncertainty-b3" else list(range(6, 14))
+        assert curve.n_labeled.tolist() == want
+
+
+def test_pca_whiten_gives_unit_variance_components():
+    from alprbf.datasets import Preprocessing
+    X, y = load_iris(return_X_y=True)
+    ds = make_dataset("iris", X, y)
+    t = Preprocessing(standardize="per_fold", pca=2, pca_whiten=True).fit_fold(
+        ds.X, ds.categorical)
+    Z = t(ds.X)
+    np.testing.assert_allclose(Z.var(axis=0, ddof=1), 1.0, atol=1e-9)

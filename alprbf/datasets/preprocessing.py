@@ -118,7 +118,7 @@ class FoldTransform:
         return X
 
 
-def _fit_pca(X: np.ndarray, k: int):
+def _fit_pca(X: np.ndarray, k: int, whiten: bool = False):
     from sklearn.decomposition import PCA
 
     n, d = X.shape
@@ -126,7 +126,7 @@ def _fit_pca(X: np.ndarray, k: int):
         raise UserError(f"preprocessing pca={k} needs at most min(rows, numeric features) = "
                         f"{min(n, d)} components")
     solver = "covariance_eigh" if n >= d else "full"
-    return PCA(n_components=k, svd_solver=solver).fit(X)
+    return PCA(n_components=k, svd_solver=solver, whiten=whiten).fit(X)
 
 
 @dataclass(frozen=True)
@@ -154,6 +154,9 @@ class Preprocessing:
     pca : int or None, default=None
         Project the numeric columns on their first ``pca`` principal components (seed 003: MNIST
         784 -> 34), after z-scoring; categorical columns are kept after the components.
+    pca_whiten : bool, default=False
+        Scale the components to unit variance (sklearn ``PCA(whiten=True)``), so that kernel
+        widths mean what they mean on z-scored data.
     """
 
     standardize: Literal["global", "per_fold", "none"] = "global"
@@ -161,13 +164,14 @@ class Preprocessing:
     missing: Literal["impute", "drop", "error"] = "impute"
     one_hot: bool = False
     pca: int | None = None
+    pca_whiten: bool = False
 
     def __post_init__(self) -> None:
         if self.standardize not in STANDARDIZE:
             raise ValueError(f"standardize must be one of {', '.join(STANDARDIZE)}")
         if self.missing not in MISSING:
             raise ValueError(f"missing must be one of {', '.join(MISSING)}, got {self.missing!r}")
-        for name in ("drop_constant", "one_hot"):
+        for name in ("drop_constant", "one_hot", "pca_whiten"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be true or false, got {getattr(self, name)!r}")
         if self.pca is not None and (isinstance(self.pca, bool) or not isinstance(self.pca, int)
@@ -228,7 +232,7 @@ class Preprocessing:
             Xn = Xf[:, ~cat]
             if zs is not None:
                 Xn = (Xn - zs[0]) / zs[1]
-            pca = _fit_pca(Xn, self.pca)
+            pca = _fit_pca(Xn, self.pca, self.pca_whiten)
         return FoldTransform(cat, fill, zs, pca)
 
     def fit_fold(self, X_train: np.ndarray, categorical: np.ndarray):
