@@ -145,3 +145,58 @@ def test_binary_decision_function_is_sklearns_convention():
     d = m.decision_function(X[keep])
     assert d.shape == (keep.sum(),)
     np.testing.assert_array_equal(m.predict(X[keep]), m.classes_[(d > 0).astype(int)])
+
+
+@pytest.mark.parametrize("kernel", ["rwm", "gmm", "rbf"])
+def test_smallest_eigenvalue_of_the_training_gram_is_kept_and_logged(kernel, caplog):
+    from alprbf.kernels.gram import smallest_eigenvalue
+
+    X, y, y_obs = _data(6)
+    with caplog.at_level("DEBUG", logger="alprbf.kernels.svm"):
+        m = KernelSVC(kernel=kernel, C=1.0, gamma=1.0, n_components=4, random_state=0)
+        m.fit(X, y_obs)
+    if kernel == "rbf":                       # positive semi-definite: not measured
+        assert np.isnan(m.gram_min_eigenvalue_) and not caplog.records
+        return
+    K = m._gram(m.labeled_, m.labeled_)
+    assert m.gram_min_eigenvalue_ == smallest_eigenvalue(K)
+    assert any("smallest eigenvalue" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize("kernel", ["rwm", "gmm"])
+def test_refine_makes_the_kernel_follow_the_revised_density(kernel):
+    """refine=True: the kernel uses refine_density(M0, X, labels) (seed 003 Alg. 1 lines
+    14-15); the pool's model stays density_; a warm refit equals a cold one."""
+    from alprbf.kernels.density import DensityOptions, covariance_of, responsibilities
+    from alprbf.kernels.gram import gmm_gram, rwm_gram
+    from alprbf.kernels.refinement import refine_density
+
+    X, y, y_obs = _data(7, labeled=40)
+    params = dict(kernel=kernel, C=1.0, gamma=0.5, n_components=6, random_state=0)
+    plain = KernelSVC(**params).fit(X, y_obs)
+    assert plain.kernel_density_ is plain.density_
+    m = KernelSVC(**params, refine=True).fit(X, y_obs)
+    codes = np.where(np.isnan(y_obs), -1, y_obs).astype(int)
+    expected = refine_density(m.density_, X, codes, 3, n_neighbors=5,
+                              options=DensityOptions(n_components=6),
+                              covariance_prior=covariance_of(X), random_state=0).density
+    assert m.kernel_density_.n_components == expected.n_components
+    np.testing.assert_array_equal(m.kernel_density_.precisions_cholesky,
+                                  expected.precisions_cholesky)
+    resp = responsibilities(expected, X)
+    np.testing.assert_array_equal(m.resp_, resp)
+    lab = m.labeled_
+    f = rwm_gram if kernel == "rwm" else gmm_gram
+    K = f(X[lab], resp_X=resp[lab], precisions_cholesky=expected.precisions_cholesky,
+          gamma=0.5)
+    np.testing.assert_allclose(m._gram(lab, lab), K, atol=1e-12)
+    # warm (density reused, refinement redone with the new labels) == cold
+    y2 = y_obs.copy()
+    pool = np.flatnonzero(np.isnan(y2))
+    y2[pool[:6]] = y[pool[:6]]
+    warm = KernelSVC(**params, refine=True).fit(X, y2, previous=m)
+    cold = KernelSVC(**params, refine=True).fit(X, y2)
+    assert warm.density_ is m.density_
+    np.testing.assert_array_equal(warm.scores(X), cold.scores(X))
+    with pytest.raises(ValueError, match="refine"):
+        KernelSVC(refine="yes").validate_params()

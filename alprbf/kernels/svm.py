@@ -28,8 +28,15 @@ Choices where the paper is silent (parameters where they matter):
 * Posteriors: a softmax of the decision values (binary: ``sigmoid(f)``), classes without a label
   get 0.  Not calibrated; it exists so that every strategy can use the SVM.
 * The density model is fitted once per ``X`` (it depends on the rows, not on the labels) and
-  reused by later fits of the same rows (``previous``).
+  reused by later fits of the same rows (``previous``).  With ``refine=True`` (RWM, GMM) every
+  fit revises it with the labels known then (seed 003 Alg. 1 line 14, the transductive
+  refinement of :mod:`.refinement`, always from the pool's model and the whole labeled set)
+  and the kernel follows the revised model (line 15); the values tuned on the first labeled
+  set are kept.  Off by default, as in CMM_sha and in the paper's MNIST experiment.
 * With a single labeled class the classifier predicts that class.
+* An indefinite training Gram matrix (RWM and GMM kernels: the weights depend on both rows) is
+  used as is (libsvm's solver copes; the paper says nothing); its smallest eigenvalue is kept
+  as ``gram_min_eigenvalue_`` and logged (logger ``alprbf.kernels.svm``, DEBUG) at every fit.
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ from __future__ import annotations
 import copy
 import functools
 import hashlib
+import logging
 
 import numpy as np
 from scipy.special import log_softmax
@@ -47,8 +55,24 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..labels import encode_labels
 from ..validation import check_choice, check_int, check_real
-from .density import DensityOptions, MixtureDensity, fit_density, responsibilities
-from .gram import LaplacianDeformation, gmm_gram, lapsvm_C, rbf_gram, rwm_gram
+from .density import (
+    DensityOptions,
+    MixtureDensity,
+    covariance_of,
+    fit_density,
+    responsibilities,
+)
+from .gram import (
+    LaplacianDeformation,
+    gmm_gram,
+    lapsvm_C,
+    rbf_gram,
+    rwm_gram,
+    smallest_eigenvalue,
+)
+from .refinement import refine_density
+
+_LOG = logging.getLogger(__name__)
 
 SVM_KERNELS = ("rbf", "rwm", "gmm", "lap")
 DEFAULT_GRID = (1e-3, 1e-2, 1e-1, 1.0, 1e1, 1e2)
@@ -77,6 +101,12 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         Components the density model starts from (RWM, GMM).
     n_neighbors : int, default=7
         kNN graph of the LAP kernel.
+    refine : bool, default=False
+        RWM, GMM: the kernel uses the density model revised with the labels of every fit by
+        the transductive refinement (:func:`.refinement.refine_density`; seed 003 Alg. 1 lines
+        14-15), instead of the pool's model ``density_`` itself.
+    refine_neighbors : int, default=5
+        Labeled neighbours of the refinement's transductive labels.
     classes : array-like or None, default=None
         Every class of the task (a class without labels gets posterior 0).
     random_state : int or None, default=None
@@ -90,15 +120,23 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
     cv_error_ : float
         Mean inner-CV error of the chosen values (nan when not searched).
     density_ : MixtureDensity or None
+        The pool's density model (RWM, GMM).
+    kernel_density_ : MixtureDensity or None
+        The model the kernel uses: ``density_``, or its revision with this fit's labels
+        (``refine``).
     svc_ : SVC or None
         None with a single labeled class.
     n_support_vectors_ : int
+    gram_min_eigenvalue_ : float
+        Smallest eigenvalue of the training Gram matrix (RWM, GMM; nan for the RBF and LAP
+        kernels, which are positive semi-definite, and with a single labeled class).
     """
 
     def __init__(self, kernel="rwm", C=None, gamma=None, C_grid=DEFAULT_GRID,
                  gamma_grid=DEFAULT_GRID, gamma_I_grid=DEFAULT_GRID, gamma_A_grid=(1e-2, 1.0),
                  inner_folds=4, retune=False, alpha=1.0, beta=1.0, categorical=None,
-                 n_components=20, n_neighbors=7, classes=None, random_state=None):
+                 n_components=20, n_neighbors=7, refine=False, refine_neighbors=5, classes=None,
+                 random_state=None):
         self.kernel = kernel
         self.C = C
         self.gamma = gamma
@@ -113,6 +151,8 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         self.categorical = categorical
         self.n_components = n_components
         self.n_neighbors = n_neighbors
+        self.refine = refine
+        self.refine_neighbors = refine_neighbors
         self.classes = classes
         self.random_state = random_state
 
@@ -125,6 +165,8 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         check_int(owner, "inner_folds", self.inner_folds, 2)
         check_int(owner, "n_components", self.n_components, 1)
         check_int(owner, "n_neighbors", self.n_neighbors, 1)
+        check_choice(owner, "refine", self.refine, (False, True))
+        check_int(owner, "refine_neighbors", self.refine_neighbors, 1)
         for name in ("alpha", "beta"):
             check_real(owner, name, getattr(self, name), 0.0)
         if self.alpha + self.beta <= 0:
@@ -178,7 +220,11 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         self._deformations = previous._deformations if same else {}
         self.X_pool_ = X
         self.labeled_ = lab
-        self.resp_ = None if self.density_ is None else responsibilities(self.density_, X)
+        self.kernel_density_ = self.density_
+        if self.refine and self.density_ is not None:
+            self.kernel_density_ = self._refined(X, codes)
+        self.resp_ = None if self.kernel_density_ is None else \
+            responsibilities(self.kernel_density_, X)
         y_lab = codes[lab]
         self.present_ = np.unique(y_lab)
         tuned = (previous is not None and not self.retune and hasattr(previous, "C_")
@@ -191,8 +237,14 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
             self._tune(lab, y_lab)
         self.svc_ = None
         self.n_support_vectors_ = 0
+        self.gram_min_eigenvalue_ = np.nan
         if len(self.present_) > 1:
             K = self._gram(lab, lab)
+            if self.kernel in ("rwm", "gmm"):
+                self.gram_min_eigenvalue_ = smallest_eigenvalue(K)
+                _LOG.debug("KernelSVC(%s): smallest eigenvalue of the %d x %d training Gram "
+                           "matrix %.3g", self.kernel, len(lab), len(lab),
+                           self.gram_min_eigenvalue_)
             self.svc_ = SVC(kernel="precomputed", C=self.C_, decision_function_shape="ovr")
             self.svc_.fit(K, y_lab)
             self.n_support_vectors_ = int(self.svc_.n_support_.sum())
@@ -200,6 +252,16 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
 
     def _fit_structure(self, X):
         return self._pool_density(X) if self.kernel in ("rwm", "gmm") else None
+
+    def _refined(self, X, codes):
+        """The pool's model revised with the labels ``codes`` (seed 003 §4.2)."""
+        mask = None if self.categorical is None else np.asarray(self.categorical, bool)
+        cont = X if mask is None else X[:, ~mask]
+        options = DensityOptions(n_components=min(self.n_components, X.shape[0]))
+        return refine_density(self.density_, X, codes, len(self.classes_),
+                              n_neighbors=self.refine_neighbors, options=options,
+                              covariance_prior=covariance_of(cont),
+                              random_state=self.random_state).density
 
     def _pool_density(self, X):
         cont = np.ones(X.shape[1], bool) if self.categorical is None else \
@@ -260,10 +322,11 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         if self.kernel == "rbf":
             return rbf_gram(Xa, Xb, **kw)
         if self.kernel in ("rwm", "gmm"):
-            ra = self.resp_[a] if X_new is None else responsibilities(self.density_, X_new)
+            ra = self.resp_[a] if X_new is None else \
+                responsibilities(self.kernel_density_, X_new)
             f = rwm_gram if self.kernel == "rwm" else gmm_gram
             return f(Xa, Xb, resp_X=ra, resp_Z=self.resp_[b],
-                     precisions_cholesky=self.density_.precisions_cholesky, **kw)
+                     precisions_cholesky=self.kernel_density_.precisions_cholesky, **kw)
         lap = self._deformation(self.gamma_)
         rows_a = lap.rows(index=a) if X_new is None else lap.rows(X=X_new)
         return lap.gram(rows_a, lap.rows(index=b), gamma_I=self.gamma_I_, gamma_A=self.gamma_A_)
