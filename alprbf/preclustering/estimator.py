@@ -118,6 +118,8 @@ class PreclusteringClassifier(ClassifierMixin, BaseEstimator):
     fits_ : list of LabelFit
     max_score_ : float
         Largest selection score over the pool after this fit (nan without a pool).
+    n_iter_ : int
+        Newton steps of the last fit's label model (the largest over one-vs-rest models).
     n_shrinks_ : int
         Shrinks of ``sigma`` so far in the task (this fit and the previous ones).
     prior_iter_ : int
@@ -273,6 +275,7 @@ class PreclusteringClassifier(ClassifierMixin, BaseEstimator):
                                         gram=gram))
         self.positives_ = positives
         self.fits_ = fits
+        self.n_iter_ = max((f.n_iter for f in fits), default=0)
         d = self.centres_.shape[1]
         self.coef_ = np.array([f.coef for f in fits]).reshape(len(fits), d)
         self.intercept_ = np.array([f.intercept for f in fits])
@@ -343,7 +346,8 @@ class PreclusteringClassifier(ClassifierMixin, BaseEstimator):
 
     def predict(self, X) -> np.ndarray:
         """Eq 6: the class of largest posterior."""
-        return self.classes_[np.argmax(self.predict_log_proba(X), axis=1)]
+        log_proba = self.predict_log_proba(X)   # checks the fitted state first
+        return self.classes_[np.argmax(log_proba, axis=1)]
 
     def selection_scores(self, X) -> np.ndarray:
         """``(1 - |f(x)|) p(x)`` (eq 30) of the rows of ``X``, shape (n,)."""
