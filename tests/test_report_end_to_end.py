@@ -316,3 +316,8 @@ def test_merged_datasets_and_error_at_fractions(tmp_path):
     assert res.exit_code == 2 and "matches no data set label" in res.output
     res = invoke_report(exp, "--merge-datasets", "db-n100-[0-9]")
     assert res.exit_code == 2 and "exactly one (group)" in res.output
+
+
+def test_dur_note_names_the_window_used(experiment, tmp_path):
+    build_report(experiment, baseline="svm / random", out_dir=tmp_path / "w", window=0.3)
+    assert "over the last 30 % of the budget" in (tmp_path / "w" / "dur.md").read_text()

@@ -414,7 +414,8 @@ def _experiment_report(exp: Experiment, rows: pd.DataFrame, out: Path, opts: Rep
         parts.notes.append("Some rows lack train_accuracy; RP ignores them (a curve without "
                            "any uses its last row).")
     if vb is not None:
-        parts.tables += tables.versus_baseline_tables(vb, base, opts.curve_accuracy)
+        parts.tables += tables.versus_baseline_tables(vb, base, opts.curve_accuracy,
+                                                      opts.window)
         parts.notes.append(f"Accuracy used: RP ranks test accuracies; AULC and DUR use the "
                            f"{_CURVE_WORDS[opts.curve_accuracy]}.")
     parts.tables.append(tables.cost_table(cost, _cost_notes(df)))

@@ -242,14 +242,15 @@ def error_at_labels_table(err: pd.DataFrame) -> Table:
 
 
 def versus_baseline_tables(vb: pd.DataFrame, baseline: str,
-                           accuracy: str = "test") -> list[Table]:
+                           accuracy: str = "test", window: float = 0.2) -> list[Table]:
     """AULC and DUR tables against ``baseline`` (from ``metrics.versus_baseline``).
 
     Bottom rows: ``Mean`` over datasets and ``Wins`` (shared on ties; highest AULC, fewest
     labels for DUR).  A DUR not reached enters the mean with its lower bound (as seed 003
     Table 3 does), the mean is then printed ``>>``; it never wins.  Datasets where a measure is
     n/a for some method are left out of that measure's mean and wins (a note says so).
-    ``accuracy`` (``test`` or ``train``) names the accuracy the curves hold, for the notes.
+    ``accuracy`` (``test`` or ``train``) names the accuracy the curves hold, and ``window``
+    the DUR target's share of the budget, for the notes.
     """
     methods = sorted(vb["method"].unique())
     datasets = sorted(vb["dataset"].unique())
@@ -303,8 +304,8 @@ def versus_baseline_tables(vb: pd.DataFrame, baseline: str,
     notes = [f"DUR against the baseline `{baseline}` on the {accuracy} accuracy: labels a "
              "method needs for its mean accuracy curve to reach the target accuracy, divided "
              "by the baseline's; labels needed in parentheses. Target: the baseline's mean "
-             "accuracy over the last 20 % of the budget. `>>`: target not reached within the "
-             "budget (lower bound shown)."]
+             f"accuracy over the last {100 * window:g} % of the budget. `>>`: target not "
+             "reached within the budget (lower bound shown)."]
     notes += why + _dropped_note(val_w, complete, "DUR")
     out.append(Table("dur", f"DUR against {baseline}", vb[[
         "dataset", "method", "dur", "dur_reached", "dur_bound", "dur_labels", "dur_labels_base",
