@@ -20,7 +20,9 @@ CONFIGS = ("table_000", "table_001", "table_002", "table_003")
 #: report arguments of a table's make target that its published cells need (Makefile)
 BASELINES = {"table_003": ("--baseline", "rbf / uncertainty_svm")}
 VERDICTS = ("within std", "within 1 pp", "within 1 component", "within 1 label", "within 0.1",
-            "outside", "not comparable", "not run")
+            "within 1 win", "within 0.25 rank", "within 3", "within 0.05",
+            "outside", "not comparable", "not run",
+            "no value")   # summary cells (chi2, CD) when the ranking cannot run
 
 
 # ------------------------------------------------------------------------------ verdict rule
@@ -199,3 +201,30 @@ def test_check_reference_names_the_unmapped_row(tmp_path):
     ok = tmp_path / "ok.csv"
     ok.write_text("dataset,method,metric,mean\niris,svm,error_at_budget,3.3\n")
     assert len(check_reference(ok, ["svm / random"], ["iris"])) == 1
+
+
+def test_summary_cells_compare_means_ranks_and_the_friedman_test(tmp_path):
+    """Dataset ``all`` cells: per-method means and mean ranks over the data sets, and the
+    experiment's chi2 and CD (method ``all``), against values computed here by hand."""
+    from tests.report_fixtures import synthetic_experiment
+
+    exp = synthetic_experiment(tmp_path)
+    (exp / "reference.csv").write_text(
+        "dataset,method,metric,mean,std,source\n"
+        "all,svm / random,mean_rank,2.0,,seed x summary\n"
+        "all,nb / uncertainty,mean_rp_accuracy,80.0,,seed x summary\n"
+        "all,all,friedman_chi2,10.0,,seed x text\n"
+        "all,all,cd,1.0,,seed x text\n")
+    report_ok(exp, "--methods", "svm / *,nb / *")
+    cells = pd.read_csv(exp / "report" / "reference.csv").set_index("metric")
+    wide = pd.read_csv(exp / "report" / "rp.csv").set_index("dataset")
+    wide = wide.loc[~wide.index.isin(["Mean", "Rank", "Wins"]), :].astype(float)
+    ranks = wide.rank(axis=1, ascending=False).mean()
+    assert cells.loc["mean_rank", "ours_mean"] == pytest.approx(ranks["svm / random"], abs=1e-3)
+    assert cells.loc["mean_rp_accuracy", "ours_mean"] == pytest.approx(
+        wide["nb / uncertainty"].mean(), abs=1e-3)
+    from scipy.stats import friedmanchisquare
+    chi2 = friedmanchisquare(*[wide[c] for c in wide.columns]).statistic
+    assert cells.loc["friedman_chi2", "ours_mean"] == pytest.approx(chi2, abs=1e-3)
+    assert cells.loc["cd", "verdict"] != "not selected" and cells.loc["cd", "ours_mean"] > 0
+    assert "computed over the 5 data set(s)" in (exp / "report" / "report.md").read_text()

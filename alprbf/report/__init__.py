@@ -52,6 +52,7 @@ import pandas as pd
 from ..errors import UserError, unknown_name
 from . import metrics, plots, reference, stats, tables
 from .io import (
+    SUMMARY,
     Experiment,
     add_method_column,
     check_reference,
@@ -401,15 +402,16 @@ def _experiment_report(exp: Experiment, rows: pd.DataFrame, out: Path, opts: Rep
     parts.notes.append(note)
     acc_curves = metrics.curve_stats(df, metrics.CURVE_ACCURACIES[opts.curve_accuracy])
     vb = _versus_baseline(acc_curves, base, opts.window, parts)
+    rp = _rp_significance(scores, opts)
     cells, summary = _reference_cells(exp, df, labels, plan,
-                                      _ours_long(err, scores, vb, cost), opts, parts)
+                                      _ours_long(err, scores, vb, cost, rp), opts, parts)
     published = _published_errors(cells)
 
     _learning_curves(df, out, published, parts)
     parts.tables.append(tables.error_at_budget_table(err, published))
     if opts.error_at_fraction:
         _error_at_fractions(exp, df, merge, opts.error_at_fraction, parts)
-    _ranked_performance(scores, out, opts, parts)
+    _ranked_performance(scores, rp, out, opts, parts)
     if opts.rp_measure == "train_best" and df["train_accuracy"].isna().any():
         parts.notes.append("Some rows lack train_accuracy; RP ignores them (a curve without "
                            "any uses its last row).")
@@ -464,12 +466,39 @@ def _versus_baseline(acc_curves: pd.DataFrame, base: str | None, window: float,
     return metrics.versus_baseline(acc_curves, base, window)
 
 
+def _summary_long(rp, vb: pd.DataFrame | None) -> list[pd.DataFrame]:
+    """Summary cells (dataset ``all``): mean RP accuracy, mean rank and wins over the ranked
+    data sets, Friedman chi-square and CD (method ``all``), mean DUR and AULC over the data
+    sets where every method has a value (a DUR not reached enters with its bound)."""
+    result = rp[0]
+    out = []
+
+    def per_method(values: pd.Series, metric: str) -> pd.DataFrame:
+        return pd.DataFrame({"dataset": SUMMARY, "method": values.index, "metric": metric,
+                             "mean": values.to_numpy(dtype=float), "std": np.nan})
+
+    if isinstance(result, stats.Ranking):
+        out += [per_method(result.scores.mean(), "mean_rp_accuracy"),
+                per_method(result.mean_ranks, "mean_rank"), per_method(result.wins, "rp_wins")]
+    if isinstance(result, stats.RankedComparison):
+        out.append(pd.DataFrame({"dataset": SUMMARY, "method": SUMMARY,
+                                 "metric": ["friedman_chi2", "cd"],
+                                 "mean": [result.chi2, result.cd], "std": np.nan}))
+    if vb is not None:
+        dur = vb.assign(_v=vb["dur"].where(vb["dur_reached"], vb["dur_bound"]))
+        for col, metric in (("_v", "mean_dur"), ("aulc", "mean_aulc")):
+            wide = dur.pivot(index="dataset", columns="method", values=col).dropna()
+            if len(wide):
+                out.append(per_method(wide.mean(), metric))
+    return out
+
+
 def _ours_long(err: pd.DataFrame, scores: pd.DataFrame, vb: pd.DataFrame | None,
-               cost: pd.DataFrame) -> pd.DataFrame:
+               cost: pd.DataFrame, rp=(None, "")) -> pd.DataFrame:
     """Our measures as one long frame ``dataset, method, metric, mean, std, flag``."""
     ours = [err.assign(metric="error_at_budget"),
             err.assign(metric="accuracy_at_budget", mean=100.0 - err["mean"]),
-            scores.assign(metric="rp_accuracy")]
+            scores.assign(metric="rp_accuracy"), *_summary_long(rp, vb)]
     if vb is not None:
         flag = ["" if r else "target not reached" for r in vb["dur_reached"]]
         for m in ("aulc", "dur", "dur_labels", "dur_target"):
@@ -497,9 +526,15 @@ def _reference_cells(exp: Experiment, df: pd.DataFrame, labels: pd.DataFrame,
     if ref is None:
         return None, []
     present = set(map(tuple, df[["dataset", "method"]].drop_duplicates().to_numpy()))
+    present |= {(SUMMARY, m) for m in ours.loc[ours["dataset"] == SUMMARY, "method"]}
     matched = match_reference(ref, labels, present, plan, exp.config_datasets(),
                               opts.selected, scaled=exp.scale != "full")
     cells = reference.compare(ref, matched, ours)
+    if (matched["our_dataset"] == SUMMARY).any():
+        n = df["dataset"].nunique()
+        parts.notes.append(f"Summary cells (dataset `all`: means, ranks, wins, chi2, CD) are "
+                           f"computed over the {n} data set(s) of this report; the published "
+                           "ones over the paper's whole table.")
     summary = reference.summary(cells)
     parts.notes += [f"Published values: {line}." for line in summary]
     unmapped = cells.loc[cells["verdict"] == "unmapped", "name"].unique()
@@ -538,11 +573,17 @@ def _learning_curves(df: pd.DataFrame, out: Path, published: pd.DataFrame | None
                                                        published=published)))
 
 
-def _ranked_performance(scores: pd.DataFrame, out: Path, opts: ReportOptions,
+def _rp_significance(scores: pd.DataFrame, opts: ReportOptions):
+    """``(result, skipped)`` of the test that fits the number of methods, on the RP scores of
+    the data sets where every method has one."""
+    wide = scores.pivot(index="dataset", columns="method", values="mean").dropna()
+    return stats.significance(wide, True, opts.alpha, opts.q_alpha)
+
+
+def _ranked_performance(scores: pd.DataFrame, rp, out: Path, opts: ReportOptions,
                         parts: _Parts) -> None:
     """RP tables, the test that fits the number of methods, and the CD diagram."""
-    wide = scores.pivot(index="dataset", columns="method", values="mean").dropna()
-    result, skipped = stats.significance(wide, True, opts.alpha, opts.q_alpha)
+    result, skipped = rp
     if skipped:
         parts.notes.append(f"Significance tests (Wilcoxon, or Friedman with Nemenyi and the "
                            f"CD diagram) skipped: {skipped}.")

@@ -96,7 +96,19 @@ REFERENCE_METRICS: dict[str, str] = {
     "total_time_s": "total fit + query + evaluation time of one curve (one fold), s",
     "fit_seconds_per_query": "mean fit time per evaluated iteration, s",
     "components": "model size (components / support vectors) at the last n_labeled",
+    # summary cells: dataset "all" (over the data sets of the RP ranking)
+    "mean_rp_accuracy": "mean over the data sets of the RP accuracy, %",
+    "mean_rank": "mean Friedman rank of the RP accuracies",
+    "rp_wins": "RP wins (ties shared)",
+    "mean_dur": "mean DUR over the data sets (a bound where the target is not reached)",
+    "mean_aulc": "mean AULC over the data sets",
+    # experiment-level cells: dataset "all", method "all"
+    "friedman_chi2": "Friedman chi-square of the RP ranking",
+    "cd": "Nemenyi critical difference of the mean ranks",
 }
+
+#: Dataset name (and, for experiment-level metrics, method name) of a summary cell.
+SUMMARY = "all"
 
 REFERENCE_COLUMNS = ("dataset", "method", "metric", "mean", "std", "other_readings", "table",
                      "published_as", "source")
@@ -341,7 +353,17 @@ def _resolve_dataset(name: str, datasets: list[str]) -> str | None:
 
 def _resolve_reading(dataset: str, name: str, config_labels: pd.DataFrame,
                      config_datasets: list[str]) -> tuple[str | None, str | None, str]:
-    """(our dataset, ``"model / strategy"``, "") of one reading, or Nones and the reason."""
+    """(our dataset, ``"model / strategy"``, "") of one reading, or Nones and the reason.
+
+    A summary cell has dataset :data:`SUMMARY` (``all``), and an experiment-level one also
+    method ``all``."""
+    if normalise_name(dataset) == SUMMARY:
+        if normalise_name(name) == SUMMARY:
+            return SUMMARY, SUMMARY, ""
+        label, why = resolve_method(name, config_labels)
+        if label is None:
+            return SUMMARY, None, why
+        return SUMMARY, config_labels.loc[config_labels["label"] == label, "full"].iloc[0], ""
     d = _resolve_dataset(dataset, config_datasets)
     if d is None:
         return None, None, f"dataset '{dataset}' is not in the config"
@@ -434,6 +456,7 @@ def match_reference(ref: pd.DataFrame, labels: pd.DataFrame, cells: set[tuple[st
     if config_datasets is None:
         config_datasets = sorted({d for d, _ in cells})
     display = dict(zip(labels["full"], labels["label"], strict=True))
+    display[SUMMARY] = SUMMARY
     rows = []
     for i, r in enumerate(ref.itertuples(index=False)):
         for j, name in enumerate(r.readings):
@@ -443,7 +466,7 @@ def match_reference(ref: pd.DataFrame, labels: pd.DataFrame, cells: set[tuple[st
                 status, why = "not run", "data set not in this scale's run"
             elif full is None:
                 status = "unmapped"
-            elif selected is not None and not selected(full):
+            elif selected is not None and full != SUMMARY and not selected(full):
                 status = "not selected"
             elif ours is None or (d, ours) not in cells:
                 status = "not run"
