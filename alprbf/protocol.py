@@ -257,6 +257,18 @@ def _test_scores(model, X: np.ndarray, y: np.ndarray, denominator: str,
     return error, 1.0 - error
 
 
+def model_params(model: Component, categorical: np.ndarray) -> dict[str, object]:
+    """The learner's parameters for one task: the config's, plus the fold's ``categorical``
+    mask for learners that use one (:attr:`~alprbf.models.base.Learner.uses_categorical`)
+    when the data has categorical columns and the config does not set it."""
+    params = dict(model.params)
+    mask = np.asarray(categorical, bool)
+    if (MODELS[model.name].uses_categorical and "categorical" not in params
+            and mask.any()):
+        params["categorical"] = mask.tolist()
+    return params
+
+
 def task_seeds(task: Task, protocol: Protocol) -> dict[str, object]:
     """Every seed a task uses, derived from the config seed and the task's identity.
 
@@ -313,7 +325,7 @@ def run_task(task: Task, ds: Dataset, protocol: Protocol,
 
     seeds = task_seeds(task, protocol)
     model = MODELS[task.model.name](n_classes=K, random_state=seeds["model_random_state"],
-                                    **task.model.params)
+                                    **model_params(task.model, transform.categorical))
     strategy = STRATEGIES[task.strategy.name](**task.strategy.params)
     rng = np.random.default_rng(seeds["strategy_seed"])
 

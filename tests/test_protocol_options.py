@@ -277,3 +277,20 @@ def test_pca_whiten_gives_unit_variance_components():
         ds.X, ds.categorical)
     Z = t(ds.X)
     np.testing.assert_allclose(Z.var(axis=0, ddof=1), 1.0, atol=1e-9)
+
+
+def test_learners_that_use_categorical_columns_get_the_fold_mask():
+    from alprbf.protocol import model_params
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.normal(size=60), rng.integers(0, 3, 60), rng.normal(size=60)])
+    y = np.repeat([0, 1], 30)
+    ds = make_dataset("mixed", X, y, categorical=[False, True, False])
+    cfg = parse_config({"name": "c", "dataset": "iris", "model": [
+        {"name": "kernel_svm", "params": {"kernel": "rbf"}}, "gaussian_nb"],
+        "protocol": {"folds": 2, "budget": 4, "initial": {"method": "per_class", "size": 3}}})
+    svm, nb = (m for m, _ in cfg.methods)
+    assert model_params(svm, ds.categorical)["categorical"] == [False, True, False]
+    assert "categorical" not in model_params(nb, ds.categorical)
+    assert "categorical" not in model_params(svm, np.zeros(3, bool))   # numeric data: as before
+    df = run_task(Task("c", cfg.datasets[0], svm, cfg.methods[0][1], 0, 0), ds, cfg.protocol)
+    assert np.isfinite(df.test_error).all() and len(df) == 5

@@ -13,6 +13,8 @@ label yet.  Strategies ask for the pool rows through ``predict_proba_rows(X, row
 ``predict_log_proba_rows``) so a learner that already holds the posteriors of its training rows
 can return them.  ``model_size()`` returns the number of components / support vectors, or None;
 ``presplit_size()`` the number of components before a final split (PRBF-split models), or None.
+A learner with ``uses_categorical = True`` receives the fold's categorical-column mask as its
+``categorical`` parameter when the data has such columns and the config does not set it.
 
 A learner's config parameters are the keyword parameters of its ``__init__`` or, when it
 forwards them, of its ``params_from`` (an estimator factory or an options dataclass) or its
@@ -41,6 +43,9 @@ class Learner:
     """Base class of registered models (see the module docstring for the contract)."""
 
     semi_supervised: bool = False
+    #: The loop passes the fold's categorical-column mask as the ``categorical`` parameter
+    #: (when the data has such columns and the config does not set it).
+    uses_categorical: bool = False
 
     def __init__(self, n_classes: int, random_state: int | None = None) -> None:
         self.n_classes = n_classes

@@ -25,6 +25,7 @@ class CMMLearner(EstimatorLearner):
 
     estimator_class: type[CMMShared] | type[CMMSeparate]
     warm_start_from_previous = True
+    uses_categorical = True
 
     def model_size(self):
         return None if self.estimator_ is None else int(self.estimator_.n_components_)

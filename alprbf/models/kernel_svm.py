@@ -20,6 +20,7 @@ class KernelSVMLearner(EstimatorLearner):
     tuned by inner CV once per task (seed 003 §4.3.1, §5.1.2)."""
 
     estimator_class = KernelSVC
+    uses_categorical = True
     semi_supervised = True
     warm_start_from_previous = True
 
