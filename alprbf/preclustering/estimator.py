@@ -207,8 +207,7 @@ class PreclusteringClassifier(ClassifierMixin, BaseEstimator):
         self.X_fit_ = X
         self.timings_ = {"clustering": 0.0, "newton": 0.0, "selection": 0.0}
         tic = time.perf_counter()
-        same = (previous is not None and getattr(previous, "X_fit_", None) is not None
-                and previous.X_fit_.shape == X.shape and np.array_equal(previous.X_fit_, X))
+        same = previous is not None and previous.fitted_rows(X)
         if same:
             self.scale_ = previous.scale_
         else:
