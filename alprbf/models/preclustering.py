@@ -30,11 +30,7 @@ class PreclusteringLearner(EstimatorLearner):
 
     estimator_class = PreclusteringClassifier
     semi_supervised = True
-    previous_ = None
-
-    def fit_estimator(self, estimator, X, y):
-        self.previous_ = estimator.fit(X, y, previous=self.previous_)
-        return self.previous_
+    warm_start_from_previous = True
 
     def predict_log_proba_rows(self, X, rows):
         est = self.estimator_
@@ -115,9 +111,9 @@ class LinearSVMLearner(Learner):
         return top[:, 1] - top[:, 0]
 
     def predict_log_proba(self, X):
-        out = np.full((len(X), self.n_classes), -np.inf)
         if len(self.present_) == 0:
             return np.full((len(X), self.n_classes), -np.log(self.n_classes))
+        out = np.full((len(X), self.n_classes), -np.inf)
         out[:, self.present_] = log_softmax(self.scores(X), axis=1)
         return out
 
