@@ -61,8 +61,9 @@ def run(
     from .runner import run_experiment
 
     check_choice(backend, BACKENDS, "--backend")
-    cfg = load_config(config, scale=scale)
-    _check_reference(cfg, load_config(config))
+    full = load_config(config)
+    cfg = full.with_scale(scale)
+    _check_reference(cfg, full)
     try:
         summary = run_experiment(cfg, out, jobs=jobs, backend=backend, scheduler=scheduler,
                                  force=force, progress=not quiet, only=only,
@@ -230,16 +231,16 @@ def validate(
 ) -> None:
     """Check a config (names, parameters, data, budgets) without running it."""
     from .config import load_config
-    from .runner import load_datasets, plan, planned_queries
+    from .runner import load_datasets, plan
     from .runner import validate as check
 
-    cfg = load_config(config, scale=scale)
-    _check_reference(cfg, load_config(config))
+    full = load_config(config)
+    cfg = full.with_scale(scale)
+    _check_reference(cfg, full)
     datasets = load_datasets(cfg)
-    check(cfg, datasets)
+    queries = sorted(set(check(cfg, datasets).values()))
     tasks = plan(cfg)
     p = cfg.protocol
-    queries = sorted(set(planned_queries(cfg, datasets).values()))
     each = (f"{queries[0]} queries each" if len(queries) == 1
             else f"{queries[0]} to {queries[-1]} queries per task")
     typer.echo(f"{config}: ok ({len(cfg.datasets)} datasets x {len(cfg.methods)} methods x "

@@ -151,10 +151,17 @@ def load_datasets(cfg: Config) -> dict[str, Dataset]:
     return out
 
 
-def validate(cfg: Config, datasets: dict[str, Dataset]) -> None:
-    """Checks that need the data: task file names (:func:`alprbf.protocol.check_task_ids`)
-    and, on the folds of the first repetition, that the folds are feasible and every training
-    part holds the initial set and the budget (:func:`alprbf.protocol.feasible_folds`).
+def validate(cfg: Config, datasets: dict[str, Dataset]) -> dict[str, int]:
+    """Checks that need the data: task file names (:func:`alprbf.protocol.check_task_ids`),
+    on the folds of the first repetition that the folds are feasible and every training part
+    holds the initial set and the budget (:func:`alprbf.protocol.split_rows`), and that every
+    model can fit the smallest training part (:func:`check_models`).
+
+    Returns
+    -------
+    dict
+        Dataset label -> label queries of a task (of its first fold; folds differ by a row at
+        most, so this is for progress reporting).
 
     Raises
     ------
@@ -162,15 +169,16 @@ def validate(cfg: Config, datasets: dict[str, Dataset]) -> None:
         Naming the problem and the data set.
     """
     check_task_ids(plan(cfg))
+    queries = {}
     for spec in cfg.datasets:
-        p = cfg.protocol_for(spec)
+        p, ds = cfg.protocol_for(spec), datasets[spec.label]
         try:
-            splits = split_rows(datasets[spec.label], p,
-                                derive_seed(p.seed, "folds", spec.label, 0))
+            splits = split_rows(ds, p, derive_seed(p.seed, "folds", spec.label, 0))
         except UserError as exc:
             raise UserError(f"{exc} (dataset '{spec.label}')") from None
-        check_models(cfg, spec.label, datasets[spec.label].n_classes,
-                     min(len(train) for train, _ in splits))
+        check_models(cfg, spec.label, ds.n_classes, min(len(train) for train, _ in splits))
+        queries[spec.label] = p.queries(len(splits[0][0]), ds.n_classes)
+    return queries
 
 
 def check_models(cfg: Config, label: str, n_classes: int, n_train: int) -> None:
@@ -183,17 +191,6 @@ def check_models(cfg: Config, label: str, n_classes: int, n_train: int) -> None:
             learner.check_training_size(n_train)
         except ValueError as exc:
             raise UserError(f"model '{name}': {exc} (dataset '{label}')") from None
-
-
-def planned_queries(cfg: Config, datasets: dict[str, Dataset]) -> dict[str, int]:
-    """Label queries of a task of each data set (of its first fold; folds differ by a row at
-    most, so this is for progress reporting)."""
-    out = {}
-    for spec in cfg.datasets:
-        p, ds = cfg.protocol_for(spec), datasets[spec.label]
-        train, _ = split_rows(ds, p, derive_seed(p.seed, "folds", spec.label, 0), fold=0)[0]
-        out[spec.label] = p.queries(len(train), ds.n_classes)
-    return out
 
 
 # --------------------------------------------------------------------------- metadata
@@ -332,7 +329,7 @@ def run_experiment(cfg: Config, out: str | Path | None = None, *, jobs: int = 1,
                     _remove_task(out, t.task_id)
                     checkpoint_file(ckpt_dir, t.task_id).unlink(missing_ok=True)
         datasets = load_datasets(cfg)
-        validate(cfg, datasets)
+        queries = validate(cfg, datasets)
         with _output_errors(out):
             write_metadata(cfg, out, datasets, all_tasks)
         todo = [t for t in tasks if not _finished(out, t.task_id)]
@@ -341,7 +338,6 @@ def run_experiment(cfg: Config, out: str | Path | None = None, *, jobs: int = 1,
         execution = {"jobs": jobs, "backend": backend, "task_threads": task_threads}
         t0 = time.perf_counter()
         done = 0
-        queries = planned_queries(cfg, datasets)
         n_queries = sum(queries[t.dataset.label] for t in todo)
         protocols = {d.label: cfg.protocol_for(d) for d in cfg.datasets}
         with sigterm_as_interrupt(), _Progress(progress, len(tasks), skipped, n_queries) as bar:
