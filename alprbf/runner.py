@@ -86,12 +86,17 @@ def subsample(ds: Dataset, max_rows: int, seed: np.random.SeedSequence) -> Datas
     """A stratified random subset of at most ``max_rows`` rows (every class keeps >= 1 row)."""
     if max_rows <= 0 or ds.n_samples <= max_rows:
         return ds
-    rng = np.random.default_rng(seed)
     counts = np.bincount(ds.y, minlength=ds.n_classes)
     quota = np.maximum(1, np.floor(counts * max_rows / ds.n_samples)).astype(int)
-    keep = np.concatenate([rng.choice(np.flatnonzero(ds.y == k), size=min(q, c), replace=False)
-                           for k, (q, c) in enumerate(zip(quota, counts, strict=True)) if c])
-    keep.sort()
+    return _keep_per_class(ds, np.minimum(quota, counts), seed)
+
+
+def _keep_per_class(ds: Dataset, sizes: np.ndarray, seed: np.random.SeedSequence) -> Dataset:
+    """``sizes[k]`` rows of each class ``k`` drawn without replacement, in their original
+    order (the one stratified draw of :func:`subsample` and :func:`draw_database`)."""
+    rng = np.random.default_rng(seed)
+    keep = np.sort(np.concatenate([rng.choice(np.flatnonzero(ds.y == k), size=n, replace=False)
+                                   for k, n in enumerate(sizes) if n]))
     split = None if ds.split is None else ds.split[keep]
     return replace(ds, X=ds.X[keep], y=ds.y[keep], split=split)
 
@@ -109,11 +114,7 @@ def draw_database(ds: Dataset, rows: int, seed: np.random.SeedSequence, label: s
     quota = np.floor(exact).astype(int)
     short = rows - quota.sum()
     quota[np.argsort(-(exact - quota), kind="stable")[:short]] += 1
-    rng = np.random.default_rng(seed)
-    keep = np.sort(np.concatenate([rng.choice(np.flatnonzero(ds.y == k), size=q, replace=False)
-                                   for k, q in enumerate(quota) if q]))
-    split = None if ds.split is None else ds.split[keep]
-    return replace(ds, X=ds.X[keep], y=ds.y[keep], split=split)
+    return _keep_per_class(ds, quota, seed)
 
 
 def one_vs_rest(ds: Dataset, positive: str, label: str) -> Dataset:
