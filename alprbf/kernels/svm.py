@@ -64,6 +64,7 @@ from .density import (
 )
 from .gram import (
     LaplacianDeformation,
+    _check_positive,
     gmm_gram,
     lapsvm_C,
     rbf_gram,
@@ -174,13 +175,13 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         for name in ("C", "gamma"):
             value = getattr(self, name)
             if value is not None:
-                _positive(owner, name, value)
+                _check_positive(owner, name, value)
         for name in ("C_grid", "gamma_grid", "gamma_I_grid", "gamma_A_grid"):
             grid = getattr(self, name)
             if np.ndim(grid) != 1 or len(grid) == 0:
                 raise ValueError(f"{owner}: invalid {name}={grid!r}; valid: a non-empty list")
             for v in grid:
-                _positive(owner, name, v)
+                _check_positive(owner, name, v)
 
     def check_training_size(self, n_rows: int) -> None:
         """Raise ``ValueError`` if a training part of ``n_rows`` rows is too small: the LAP
@@ -436,12 +437,6 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
     def predict(self, X) -> np.ndarray:
         best = np.argmax(self.scores(X), axis=1)     # checks the fitted state first
         return self.classes_[best]
-
-
-def _positive(owner: str, name: str, value) -> None:
-    check_real(owner, name, value, 0.0)
-    if value <= 0:
-        raise ValueError(f"{owner}: invalid {name}={value!r}; valid: a real number > 0")
 
 
 def _fold_error(K: np.ndarray, y: np.ndarray, tr: np.ndarray, va: np.ndarray, C: float) -> float:
