@@ -224,8 +224,12 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         self.kernel_density_ = self.density_
         if self.refine and self.density_ is not None:
             self.kernel_density_ = self._refined(X, codes)
-        self.resp_ = None if self.kernel_density_ is None else \
-            responsibilities(self.kernel_density_, X)
+        if self.kernel_density_ is None:
+            self.resp_ = None
+        elif same and self.kernel_density_ is previous.kernel_density_:
+            self.resp_ = previous.resp_   # same rows, same model (no refinement): same values
+        else:
+            self.resp_ = responsibilities(self.kernel_density_, X)
         y_lab = codes[lab]
         self.present_ = np.unique(y_lab)
         tuned = (previous is not None and not self.retune and hasattr(previous, "C_")
