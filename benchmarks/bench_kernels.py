@@ -11,7 +11,10 @@ Three measurements, each ratio taken within one run (same process, same load):
    reduction) + projecting the labeled rows + 16 banded solves; "direct" = one evaluation of
    the definition (one LU of I + M K, ``deformed_gram_direct``) for a single grid point. Both
    start from the same base Gram matrix and graph (their cost is printed apart). The goal
-   asked for was shortcut <= 1.5 x one direct; the printed ratio also compares with the direct
+   asked for is shortcut <= 1.5 x one direct deformation; two direct references are timed:
+   the full N x N deformed Gram matrix ``K - K (I + M K)^{-1} M K`` (what deforming the kernel
+   produces; the textbook formula) and the cheapest direct evaluation of the labeled x labeled
+   block alone (one LU and l right-hand sides). The printed ratios also compare with the direct
    grid. Then the block the SVM scores the pool with, pool x labeled at one point, both ways.
 3. **RWM SVM per query on satimage** (``kernel_svm`` learner, kernel "rwm", defaults: J from 20
    components, C and gamma tuned by inner 4-fold CV on the first labeled set): the training
@@ -126,6 +129,9 @@ def bench_lap(N: int, d: int, l: int, eigh: bool) -> None:
                                                               len(grid) * one[1])
     steps[f"direct: {n_ratio} distinct gamma_I/gamma_A (x one point)"] = (n_ratio * one[0],
                                                                          n_ratio * one[1])
+    full = step("direct: the full N x N deformed Gram matrix (one point)",
+                lambda: deformed_gram_direct(K, L, K, K, K, gi / (ga * N ** 2)))
+    del full
     if eigh:
         A = np.random.default_rng(2).normal(size=(N, N))
         step("eigh of an N x N symmetric matrix (not used)", lambda: np.linalg.eigh(A + A.T))
@@ -143,7 +149,16 @@ def bench_lap(N: int, d: int, l: int, eigh: bool) -> None:
         print(f"{name:<52}{wall:>9.3f}{cpu:>9.3f}{cpu / one[1]:>14.2f}")
     print(f"max |shortcut - direct| at gamma_I={gi:g}, gamma_A={ga:g}: {err:.2e} "
           f"(labeled x labeled), {err_pool:.2e} (pool x labeled)")
-    print("goal asked: shortcut whole grid <= 1.5 x direct one point (CPU / direct column)")
+    whole = steps["shortcut: whole grid (the three above)"][1]
+    full_cpu = steps["direct: the full N x N deformed Gram matrix (one point)"][1]
+    print("goal asked: shortcut whole grid <= 1.5 x one direct deformation")
+    print(f"  against the full deformed kernel matrix (N x N, the textbook formula): "
+          f"{whole / full_cpu:.2f}")
+    print(f"  against the cheapest direct evaluation (labeled x labeled only): "
+          f"{whole / one[1]:.2f}")
+    learner = whole + steps["shortcut: pool x labeled at that point"][1]
+    print(f"  whole grid + the pool x labeled block at the chosen point (all the learner "
+          f"needs), against the full deformed kernel matrix: {learner / full_cpu:.2f}")
 
 
 def bench_svm(n_queries: int, late: int, kernel: str = "rwm") -> None:
