@@ -16,6 +16,13 @@ Choices where the paper is silent (parameters where they matter):
   ``C = 1`` and ``gamma = 1 / n_features`` (libsvm's default on z-scored data), and the next
   fit of the task tries again, so the values are tuned on the first labeled set that holds two
   rows of every labeled class (a density-based initial set may not).
+* Categorical weights (eqs 14-16): ``alpha`` / ``beta`` given as None are searched with the
+  other values over ``weight_grid`` (seed 003 §5.1.2: ``{0, 0.1, ..., 1}`` each, the pair
+  ``alpha = beta = 0`` left out), only when the rows have categorical columns; without any
+  (or with the search skipped) a None weight is 1.  The weights are the outermost loop of the
+  search, in descending order, so ties go to the largest ``alpha``, then the largest ``beta``
+  (the unweighted kernel ``alpha = beta = 1`` first), then to gamma and C as above.  The
+  default (``alpha = beta = 1``) is the kernel without the search.
 * LAP: ``C = 1 / (2 gamma_A l)`` (LapSVM's relation, :func:`.gram.lapsvm_C`), so ``C`` is not
   searched; the base kernel is the RBF with the searched ``gamma``.
 * Decision values: sklearn's ``SVC`` one-vs-rest decision values (``decision_function_shape=
@@ -77,6 +84,8 @@ _LOG = logging.getLogger(__name__)
 
 SVM_KERNELS = ("rbf", "rwm", "gmm", "lap")
 DEFAULT_GRID = (1e-3, 1e-2, 1e-1, 1.0, 1e1, 1e2)
+WEIGHT_GRID = tuple(round(0.1 * i, 1) for i in range(11))
+"""Values of ``alpha`` and ``beta`` searched when they are None (seed 003 §5.1.2)."""
 
 
 class KernelSVC(ClassifierMixin, BaseEstimator):
@@ -94,8 +103,12 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
     inner_folds : int, default=4
     retune : bool, default=False
         Tune at every fit instead of once per task.
-    alpha, beta : float, default=1.0
-        Weights of the continuous and categorical parts (eqs 14-16).
+    alpha, beta : float or None, default=1.0
+        Weights of the continuous and categorical parts (eqs 14-16), ``>= 0`` with
+        ``alpha + beta > 0``; None: searched over ``weight_grid`` when the rows have
+        categorical columns, else 1.
+    weight_grid : sequence of float, default=(0, 0.1, ..., 1)
+        The values searched for a None ``alpha`` / ``beta``.
     categorical : array-like of bool or None, default=None
         Categorical (integer-coded) columns.
     n_components : int, default=20
@@ -118,6 +131,8 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
     classes_ : ndarray (K,)
     C_, gamma_, gamma_I_, gamma_A_ : float
         The values used (``gamma_I_``/``gamma_A_`` nan unless LAP).
+    alpha_, beta_ : float
+        The categorical weights used.
     cv_error_ : float
         Mean inner-CV error of the chosen values (nan when not searched).
     density_ : MixtureDensity or None
@@ -135,9 +150,9 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
 
     def __init__(self, kernel="rwm", C=None, gamma=None, C_grid=DEFAULT_GRID,
                  gamma_grid=DEFAULT_GRID, gamma_I_grid=DEFAULT_GRID, gamma_A_grid=(1e-2, 1.0),
-                 inner_folds=4, retune=False, alpha=1.0, beta=1.0, categorical=None,
-                 n_components=20, n_neighbors=7, refine=False, refine_neighbors=5, classes=None,
-                 random_state=None):
+                 inner_folds=4, retune=False, alpha=1.0, beta=1.0, weight_grid=WEIGHT_GRID,
+                 categorical=None, n_components=20, n_neighbors=7, refine=False,
+                 refine_neighbors=5, classes=None, random_state=None):
         self.kernel = kernel
         self.C = C
         self.gamma = gamma
@@ -149,6 +164,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         self.retune = retune
         self.alpha = alpha
         self.beta = beta
+        self.weight_grid = weight_grid
         self.categorical = categorical
         self.n_components = n_components
         self.n_neighbors = n_neighbors
@@ -169,9 +185,19 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         check_choice(owner, "refine", self.refine, (False, True))
         check_int(owner, "refine_neighbors", self.refine_neighbors, 1)
         for name in ("alpha", "beta"):
-            check_real(owner, name, getattr(self, name), 0.0)
-        if self.alpha + self.beta <= 0:
+            if getattr(self, name) is not None:
+                check_real(owner, name, getattr(self, name), 0.0)
+        if self.alpha is not None and self.beta is not None and self.alpha + self.beta <= 0:
             raise ValueError(f"{owner}: invalid alpha + beta = 0; valid: alpha + beta > 0")
+        if np.ndim(self.weight_grid) != 1 or len(self.weight_grid) == 0:
+            raise ValueError(f"{owner}: invalid weight_grid={self.weight_grid!r}; valid: a "
+                             "non-empty list")
+        for v in self.weight_grid:
+            check_real(owner, "weight_grid", v, 0.0)
+        if not self._weight_pairs(True):
+            raise ValueError(f"{owner}: invalid weight_grid={self.weight_grid!r} with "
+                             f"alpha={self.alpha!r}, beta={self.beta!r}: every pair has "
+                             "alpha + beta = 0; valid: a grid with a value > 0")
         for name in ("C", "gamma"):
             value = getattr(self, name)
             if value is not None:
@@ -219,6 +245,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         self.rows_key_ = _key(X)
         self.density_ = previous.density_ if same else self._fit_structure(X)
         self._deformations = previous._deformations if same else {}
+        self._laplacian = getattr(previous, "_laplacian", None) if same else None
         self.X_pool_ = X
         self.labeled_ = lab
         self.kernel_density_ = self.density_
@@ -236,6 +263,9 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
                  and np.isfinite(previous.cv_error_))   # a skipped search is tried again
         if tuned:
             self.C_, self.gamma_ = previous.C_, previous.gamma_
+            # (a checkpoint of older code has no alpha_ / beta_: it used the parameters)
+            self.alpha_ = getattr(previous, "alpha_", previous.alpha)
+            self.beta_ = getattr(previous, "beta_", previous.beta)
             self.gamma_I_, self.gamma_A_ = previous.gamma_I_, previous.gamma_A_
             self.cv_error_ = previous.cv_error_
         else:
@@ -275,14 +305,26 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         return fit_density(X, None if cont.all() else ~cont, options,
                            random_state=self.random_state)
 
+    def _weight_pairs(self, categorical: bool) -> list[tuple[float, float]]:
+        """The (alpha, beta) pairs to search, in tie-breaking order (descending)."""
+        def values(v):
+            if v is not None:
+                return [float(v)]
+            return sorted({float(w) for w in self.weight_grid}, reverse=True) \
+                if categorical else [1.0]
+        return [(a, b) for a in values(self.alpha) for b in values(self.beta) if a + b > 0]
+
     def _points(self):
-        """The grid of (gamma, gamma_I, gamma_A, C) to search, in tie-breaking order."""
+        """The grid of (alpha, beta, gamma, gamma_I, gamma_A, C) to search, in tie-breaking
+        order."""
+        cat = self.categorical is not None and bool(np.any(self.categorical))
+        weights = self._weight_pairs(cat)
         gammas = [self.gamma] if self.gamma is not None else sorted(self.gamma_grid)
         if self.kernel == "lap":
-            return [(g, gi, ga, None) for g in gammas for gi in sorted(self.gamma_I_grid)
-                    for ga in sorted(self.gamma_A_grid)]
+            return [(a, b, g, gi, ga, None) for a, b in weights for g in gammas
+                    for gi in sorted(self.gamma_I_grid) for ga in sorted(self.gamma_A_grid)]
         Cs = [self.C] if self.C is not None else sorted(self.C_grid)
-        return [(g, np.nan, np.nan, c) for g in gammas for c in Cs]
+        return [(a, b, g, np.nan, np.nan, c) for a, b in weights for g in gammas for c in Cs]
 
     def _tune(self, lab: np.ndarray, y_lab: np.ndarray) -> None:
         points = self._points()
@@ -290,27 +332,44 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         n_splits = min(self.inner_folds, int(counts[counts > 0].min()))
         searched = len(points) > 1 and len(self.present_) > 1 and n_splits >= 2
         if not searched:
-            g, gi, ga, c = points[0]
+            a, b, g, gi, ga, c = points[0]
             if self.gamma is None and len(points) > 1:
                 g = 1.0 / self.n_features_in_
             if self.C is None:   # not the grid's first (smallest) C: the documented C = 1
                 c = 1.0
-            self._set(g, gi, ga, c, len(lab), np.nan)
+            a = 1.0 if self.alpha is None else a     # unsearched weights: the unweighted kernel
+            b = 1.0 if self.beta is None else b
+            self._set(a, b, g, gi, ga, c, len(lab), np.nan)
             return
         folds = list(StratifiedKFold(n_splits, shuffle=True, random_state=self.random_state)
                      .split(lab, y_lab))
         best = None
-        for g, gi, ga, c in points:
+        for a, b, g, gi, ga, c in points:
+            if self.kernel == "lap" and (a, b) != (getattr(self, "alpha_", a),
+                                                   getattr(self, "beta_", b)):
+                self._keep_deformations((a, b))   # bound the memory
+            self.alpha_, self.beta_ = a, b
             self.gamma_, self.gamma_I_, self.gamma_A_ = g, gi, ga
             K = self._gram(lab, lab)
             C = c if c is not None else lapsvm_C(ga, len(lab))
             err = np.mean([_fold_error(K, y_lab, tr, va, C) for tr, va in folds])
             if best is None or err < best[-1] - 1e-12:
-                best = (g, gi, ga, c, err)
-        g, gi, ga, c, err = best
-        self._set(g, gi, ga, c, len(lab), err)
+                best = (a, b, g, gi, ga, c, err)
+        a, b, g, gi, ga, c, err = best
+        if len({p[:2] for p in points}) > 1:
+            self._keep_deformations((a, b))
+        self._set(a, b, g, gi, ga, c, len(lab), err)
 
-    def _set(self, gamma, gamma_I, gamma_A, C, n_labeled, err) -> None:
+    def _keep_deformations(self, weights: tuple[float, float]) -> None:
+        """Drop the LAP deformations of other (alpha, beta) than ``weights`` (exact: a dropped
+        one is rebuilt identically when needed); the kNN graph is kept."""
+        if self._deformations:
+            self._laplacian = next(iter(self._deformations.values())).laplacian
+        for key in [k for k in self._deformations if k[1:] != weights]:
+            del self._deformations[key]
+
+    def _set(self, alpha, beta, gamma, gamma_I, gamma_A, C, n_labeled, err) -> None:
+        self.alpha_, self.beta_ = float(alpha), float(beta)
         self.gamma_, self.gamma_I_, self.gamma_A_ = float(gamma), float(gamma_I), float(gamma_A)
         self.C_ = float(C) if C is not None else lapsvm_C(gamma_A, n_labeled)
         self.cv_error_ = float(err)
@@ -322,8 +381,8 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         rows ``b``."""
         Xa = self.X_pool_[a] if X_new is None else X_new
         Xb = self.X_pool_[b]
-        kw = dict(gamma=self.gamma_, categorical=self.categorical, alpha=self.alpha,
-                  beta=self.beta)
+        kw = dict(gamma=self.gamma_, categorical=self.categorical, alpha=self.alpha_,
+                  beta=self.beta_)
         if self.kernel == "rbf":
             return rbf_gram(Xa, Xb, **kw)
         if self.kernel in ("rwm", "gmm"):
@@ -337,14 +396,15 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         return lap.gram(rows_a, lap.rows(index=b), gamma_I=self.gamma_I_, gamma_A=self.gamma_A_)
 
     def _deformation(self, gamma: float) -> LaplacianDeformation:
-        if gamma not in self._deformations:
+        key = (gamma, self.alpha_, self.beta_)
+        if key not in self._deformations:
             base = functools.partial(rbf_gram, gamma=gamma, categorical=self.categorical,
-                                     alpha=self.alpha, beta=self.beta)
+                                     alpha=self.alpha_, beta=self.beta_)
             shared = next(iter(self._deformations.values()), None)
-            self._deformations[gamma] = LaplacianDeformation(
-                self.X_pool_, base, n_neighbors=self.n_neighbors,
-                laplacian=None if shared is None else shared.laplacian)
-        return self._deformations[gamma]
+            laplacian = shared.laplacian if shared is not None else self._laplacian
+            self._deformations[key] = LaplacianDeformation(
+                self.X_pool_, base, n_neighbors=self.n_neighbors, laplacian=laplacian)
+        return self._deformations[key]
 
     # ------------------------------------------------------------------ prediction
 
