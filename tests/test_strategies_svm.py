@@ -392,3 +392,31 @@ def test_four_ds_batches_are_distinct_seeded_pool_rows(seed, n, n_lab, batch, lm
     assert a.tolist() == b.tolist()
     assert len(a) == min(batch, n - n_lab) == len(set(a.tolist()))
     assert np.all(np.isnan(y[a]))
+
+
+@pytest.mark.parametrize("kernel", ["rwm", "rbf", "lap"])
+def test_density_model_is_the_refined_model_with_refine(kernel):
+    """refine=True: the strategies select with M_i, the pool's model revised with the labels
+    of the last fit (seed 003 Alg. 1 lines 8 and 14), for every kernel."""
+    from alprbf.kernels.density import DensityOptions, covariance_of
+    from alprbf.kernels.refinement import refine_density
+
+    X, _, y_obs = blobs(8)
+    kw = dict(n_classes=4, random_state=0, kernel=kernel, C_grid=[1.0], gamma_grid=[0.5],
+              gamma_I_grid=[1.0], gamma_A_grid=[1.0], n_components=4)
+    plain = MODELS["kernel_svm"](**kw).fit(X, y_obs)
+    refined = MODELS["kernel_svm"](**kw, refine=True).fit(X, y_obs)
+    est = refined.estimator_
+    codes = np.where(np.isnan(y_obs), -1, y_obs).astype(int)
+    model = refined.density_model()
+    expected = refine_density(est.density_, X, codes, 4, n_neighbors=5,
+                              options=DensityOptions(n_components=4),
+                              covariance_prior=covariance_of(X), random_state=0).density
+    np.testing.assert_array_equal(model.weights, expected.weights)
+    np.testing.assert_array_equal(model.means, expected.means)
+    np.testing.assert_array_equal(plain.density_model().weights, est.density_.weights)
+    if kernel == "rwm":
+        assert model is est.kernel_density_
+    else:
+        assert est.kernel_density_ is None and est.resp_ is None   # the kernel needs neither
+    assert refined.density_model() is model                        # once per fit

@@ -35,11 +35,13 @@ Choices where the paper is silent (parameters where they matter):
 * Posteriors: a softmax of the decision values (binary: ``sigmoid(f)``), classes without a label
   get 0.  Not calibrated; it exists so that every strategy can use the SVM.
 * The density model is fitted once per ``X`` (it depends on the rows, not on the labels) and
-  reused by later fits of the same rows (``previous``).  With ``refine=True`` (RWM, GMM) every
-  fit revises it with the labels known then (seed 003 Alg. 1 line 14, the transductive
-  refinement of :mod:`.refinement`, always from the pool's model and the whole labeled set)
-  and the kernel follows the revised model (line 15); the values tuned on the first labeled
-  set are kept.  Off by default, as in CMM_sha and in the paper's MNIST experiment.
+  reused by later fits of the same rows (``previous``).  With ``refine=True`` every fit
+  revises it with the labels known then (seed 003 Alg. 1 line 14, the transductive
+  refinement of :mod:`.refinement`, always from the pool's model and the whole labeled set);
+  RWM and GMM kernels follow the revised model (line 15), and the strategies select with it
+  (:meth:`KernelSVC.density_model`, line 8 with ``M_i``) whatever the kernel; the values
+  tuned on the first labeled set are kept.  Off by default, as in CMM_sha and in the paper's
+  MNIST experiment.
 * With a single labeled class the classifier predicts that class.
 * An indefinite training Gram matrix (RWM and GMM kernels: the weights depend on both rows) is
   used as is (libsvm's solver copes; the paper says nothing); its smallest eigenvalue is kept
@@ -116,9 +118,10 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
     n_neighbors : int, default=7
         kNN graph of the LAP kernel.
     refine : bool, default=False
-        RWM, GMM: the kernel uses the density model revised with the labels of every fit by
-        the transductive refinement (:func:`.refinement.refine_density`; seed 003 Alg. 1 lines
-        14-15), instead of the pool's model ``density_`` itself.
+        The density model is revised with the labels of every fit by the transductive
+        refinement (:func:`.refinement.refine_density`; seed 003 Alg. 1 lines 14-15): RWM and
+        GMM kernels use the revision instead of the pool's model ``density_`` itself, and
+        :meth:`density_model` (what 4DS selects with) returns it for every kernel.
     refine_neighbors : int, default=5
         Labeled neighbours of the refinement's transductive labels.
     classes : array-like or None, default=None
@@ -138,8 +141,8 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
     density_ : MixtureDensity or None
         The pool's density model (RWM, GMM).
     kernel_density_ : MixtureDensity or None
-        The model the kernel uses: ``density_``, or its revision with this fit's labels
-        (``refine``).
+        The model the kernel uses (RWM, GMM; None for RBF and LAP): ``density_``, or its
+        revision with this fit's labels (``refine``).
     svc_ : SVC or None
         None with a single labeled class.
     n_support_vectors_ : int
@@ -248,15 +251,15 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         self._laplacian = getattr(previous, "_laplacian", None) if same else None
         self.X_pool_ = X
         self.labeled_ = lab
-        self.kernel_density_ = self.density_
-        if self.refine and self.density_ is not None:
-            self.kernel_density_ = self._refined(X, codes)
-        if self.kernel_density_ is None:
-            self.resp_ = None
-        elif same and self.kernel_density_ is previous.kernel_density_:
-            self.resp_ = previous.resp_   # same rows, same model (no refinement): same values
-        else:
-            self.resp_ = responsibilities(self.kernel_density_, X)
+        self._codes = codes
+        self._strategy_density = None
+        self.kernel_density_ = self.resp_ = None
+        if self.kernel in ("rwm", "gmm"):          # only these kernels use the density model
+            self.kernel_density_ = self._refined(X, codes) if self.refine else self.density_
+            if same and self.kernel_density_ is previous.kernel_density_:
+                self.resp_ = previous.resp_   # same rows, same model (no refinement)
+            else:
+                self.resp_ = responsibilities(self.kernel_density_, X)
         y_lab = codes[lab]
         self.present_ = np.unique(y_lab)
         tuned = (previous is not None and not self.retune and hasattr(previous, "C_")
@@ -468,17 +471,25 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         return self._ovr(G, X.shape[0]), pairwise
 
     def density_model(self) -> MixtureDensity:
-        """The density model of the training rows (eqs 1-7) that the strategies use.
+        """The density model of the training rows (eqs 1-7) that the strategies use: ``M_i``
+        of seed 003 Alg. 1, the model the next query is selected with.
 
-        The kernel's own for RWM and GMM; for RBF and LAP one fitted here on first use, with
-        the options and seed the RWM kernel would use, and kept like the kernel's (later fits
-        of the same rows reuse it).
+        The pool's model ``density_``; with ``refine=True`` its revision with this fit's labels
+        (Alg. 1 line 14), for every kernel: for RWM and GMM the kernel's own
+        ``kernel_density_``, for RBF and LAP the same revision computed here on first use.
+        RBF and LAP fit the pool's model here on first use, with the options and seed the RWM
+        kernel would use, and keep it like the kernel's (later fits of the same rows reuse it).
         """
         check_is_fitted(self, "classes_")
         if self.density_ is None:
             self.density_ = self._pool_density(self.X_pool_)
-            self.resp_ = responsibilities(self.density_, self.X_pool_)
-        return self.density_
+        if not self.refine:
+            return self.density_
+        if self.kernel_density_ is not None:
+            return self.kernel_density_
+        if self._strategy_density is None:
+            self._strategy_density = self._refined(self.X_pool_, self._codes)
+        return self._strategy_density
 
     def margin(self, X) -> np.ndarray:
         """Multi-class ``|f(x)|``: the gap between the two largest decision values (binary:
