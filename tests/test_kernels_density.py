@@ -111,6 +111,52 @@ def test_vi_fit_is_sklearns_bayesian_gaussian_mixture():
     assert np.mean(np.argmax(responsibilities(m, X), 1) == vi.predict(X)) > 0.97
 
 
+@pytest.mark.parametrize("seed, wcp", [(1, 0.5), (4, 0.01), (5, 10.0)])
+def test_variational_rule_equals_bayesian_gaussian_mixture_predict_proba(seed, wcp):
+    """responsibility_rule="variational": eq 2 and the log-density are sklearn's own
+    ``predict_proba`` / ``score_samples`` of the same VI fit (no pruning, no categorical)."""
+    X = blobs(seed, n=50, dim=4)
+    opts = DensityOptions(n_components=5, min_component_rows=0.0,
+                          responsibility_rule="variational")
+    m = fit_mixture(X, weight_concentration_prior=wcp, covariance_prior_scale=0.3,
+                    options=opts, random_state=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        vi = BayesianGaussianMixture(
+            n_components=5, weight_concentration_prior_type="dirichlet_distribution",
+            weight_concentration_prior=wcp,
+            covariance_prior=0.3 * np.cov(X, rowvar=False) + 1e-6 * np.eye(4),
+            random_state=3).fit(X)
+    Z = np.concatenate([X, blobs(seed + 10, n=5, dim=4) * 1.5])
+    np.testing.assert_allclose(responsibilities(m, Z), vi.predict_proba(Z), atol=1e-12)
+    np.testing.assert_allclose(log_density(m, Z) + m.score_offset, vi.score_samples(Z),
+                               rtol=1e-12, atol=1e-10)
+    np.testing.assert_allclose(m.weights.sum(), 1.0)
+    # the same components and point estimates as the plug-in rule; only the weights differ
+    plug = fit_mixture(X, weight_concentration_prior=wcp, covariance_prior_scale=0.3,
+                       options=DensityOptions(n_components=5, min_component_rows=0.0),
+                       random_state=3)
+    np.testing.assert_array_equal(m.precisions_cholesky, plug.precisions_cholesky)
+    assert plug.score_offset == 0.0
+
+
+def test_variational_rule_with_pruning_renormalises_the_kept_components():
+    X = blobs(2, n=40)
+    kw = dict(weight_concentration_prior=1e-3, covariance_prior_scale=1.0, random_state=0)
+    plug = fit_mixture(X, options=DensityOptions(n_components=12), **kw)
+    var = fit_mixture(X, options=DensityOptions(n_components=12,
+                                                responsibility_rule="variational"), **kw)
+    np.testing.assert_array_equal(var.means, plug.means)     # the same components kept
+    np.testing.assert_allclose(var.weights.sum(), 1.0)
+    p = responsibilities(var, X)
+    assert np.isfinite(p).all() and np.allclose(p.sum(axis=1), 1.0)
+
+
+def test_unknown_responsibility_rule_is_refused():
+    with pytest.raises(ValueError, match="responsibility_rule"):
+        DensityOptions(responsibility_rule="map")
+
+
 def test_pruning_drops_components_with_less_than_one_row():
     X = blobs(2, n=40)
     m = fit_mixture(X, weight_concentration_prior=1e-3, covariance_prior_scale=1.0,
@@ -308,3 +354,26 @@ def test_edge_cases_are_finite(case):
     for values in (log_density(m, X), responsibilities(m, X), squared_mahalanobis(m, X)):
         assert np.all(np.isfinite(values))
     assert np.isfinite(m.representativity) or np.isnan(m.representativity)
+
+
+def test_estimators_pass_the_responsibility_rule_to_their_density_model():
+    from alprbf.kernels.cmm import CMMShared
+    from alprbf.kernels.svm import KernelSVC
+
+    X = blobs(6, n=30)
+    y = np.full(len(X), np.nan)
+    y[[0, 1, 2, 30, 31, 32, 60, 61, 62]] = [0, 0, 0, 1, 1, 1, 2, 2, 2]
+    svm = KernelSVC(kernel="rwm", C=1.0, gamma=0.5, n_components=4, random_state=0,
+                    responsibility_rule="variational").fit(X, y)
+    ref = fit_density(X, options=DensityOptions(n_components=4,
+                                                responsibility_rule="variational"),
+                      random_state=0)
+    np.testing.assert_array_equal(svm.density_.weights, ref.weights)
+    np.testing.assert_allclose(svm.resp_, responsibilities(ref, X), atol=1e-15)
+    cmm = CMMShared(n_components=4, responsibility_rule="variational", random_state=0,
+                    n_mc=100).fit(X, y)
+    assert cmm.get_params()["responsibility_rule"] == "variational"
+    assert cmm.density_.score_offset != 0.0
+    np.testing.assert_allclose(cmm.predict_proba(X).sum(axis=1), 1.0)
+    with pytest.raises(ValueError, match="responsibility_rule"):
+        KernelSVC(responsibility_rule="hard").fit(X, y)

@@ -119,7 +119,8 @@ class _CMMBase(ClassifierMixin, BaseEstimator):
     def __init__(self, n_components=20, weight_concentration_priors=(0.01, 1.0),
                  covariance_prior_scales=(0.1, 1.0), max_iter=100, tol=1e-3, reg_covar=1e-6,
                  min_component_rows=1.0, category_pseudo_count=1.0, n_mc=1000,
-                 categorical=None, classes=None, random_state=None):
+                 responsibility_rule="plug_in", categorical=None, classes=None,
+                 random_state=None):
         self.n_components = n_components
         self.weight_concentration_priors = weight_concentration_priors
         self.covariance_prior_scales = covariance_prior_scales
@@ -129,6 +130,7 @@ class _CMMBase(ClassifierMixin, BaseEstimator):
         self.min_component_rows = min_component_rows
         self.category_pseudo_count = category_pseudo_count
         self.n_mc = n_mc
+        self.responsibility_rule = responsibility_rule
         self.categorical = categorical
         self.classes = classes
         self.random_state = random_state
@@ -198,6 +200,8 @@ class CMMShared(_CMMBase):
         The representativity grid (default (0.01, 1.0) x (0.1, 1.0)).
     max_iter, tol, reg_covar, min_component_rows, category_pseudo_count, n_mc :
         VI and representativity settings (:class:`~alprbf.kernels.density.DensityOptions`).
+    responsibility_rule : {"plug_in", "variational"}, default="plug_in"
+        How eq 2 weighs the components (:mod:`~alprbf.kernels.density`).
     categorical : array-like of bool, shape (n_features,), or None
         Categorical columns (integer codes); None: all continuous.
     smoothing : float, default=1.0
@@ -235,11 +239,11 @@ class CMMShared(_CMMBase):
     def __init__(self, n_components=20, weight_concentration_priors=(0.01, 1.0),
                  covariance_prior_scales=(0.1, 1.0), max_iter=100, tol=1e-3, reg_covar=1e-6,
                  min_component_rows=1.0, category_pseudo_count=1.0, n_mc=1000,
-                 categorical=None, smoothing=1.0, refine=False, n_neighbors=5, classes=None,
-                 random_state=None):
+                 responsibility_rule="plug_in", categorical=None, smoothing=1.0, refine=False,
+                 n_neighbors=5, classes=None, random_state=None):
         super().__init__(n_components, weight_concentration_priors, covariance_prior_scales,
                          max_iter, tol, reg_covar, min_component_rows, category_pseudo_count,
-                         n_mc, categorical, classes, random_state)
+                         n_mc, responsibility_rule, categorical, classes, random_state)
         self.smoothing = smoothing
         self.refine = refine
         self.n_neighbors = n_neighbors
@@ -291,6 +295,8 @@ class CMMSeparate(_CMMBase):
         The representativity grid, searched per class.
     max_iter, tol, reg_covar, min_component_rows, category_pseudo_count, n_mc :
         VI and representativity settings (:class:`~alprbf.kernels.density.DensityOptions`).
+    responsibility_rule : {"plug_in", "variational"}, default="plug_in"
+        How eq 2 weighs the components (:mod:`~alprbf.kernels.density`).
     categorical : array-like of bool, shape (n_features,), or None
     classes : array-like or None
     random_state : int, RandomState or None

@@ -30,7 +30,20 @@ Choices where the paper is silent (or points to other papers):
   expected precision; ``precisions_cholesky`` is sklearn's ``U`` with ``inv(Sigma) = U U^T``).
   It is a proper density, as the KL divergence and the kernels need.  (sklearn's own
   ``BayesianGaussianMixture.predict_proba`` / ``score_samples`` use the variational
-  expectations ``E[log pi_j]`` and ``E[log det Lambda_j]`` instead and are not normalised.)
+  expectations ``E[log pi_j]`` and ``E[log N(x | mu_j, Lambda_j)]`` instead and are not
+  normalised.)
+* **Responsibility rule** (``DensityOptions.responsibility_rule``).  ``"plug_in"`` (default):
+  eq 2 with the point estimates above.  ``"variational"``: eq 2 as VI's E-step computes it,
+  ``rho_j(x) ~ exp(E[log pi_j] + E[log N(x | mu_j, Lambda_j)])``, sklearn's ``predict_proba``.
+  Both expectations differ from the plug-in terms by a constant per component
+  (``psi(a_j) - psi(sum a)`` for the weights; ``-D/2 log nu_j + 1/2 (sum_i psi((nu_j - i)/2) +
+  D log 2 - D / kappa_j)`` for the Gaussian, with ``nu`` the degrees of freedom and ``kappa``
+  the mean precision), so the variational rule is the plug-in mixture with the weights
+  ``softmax_j(E[log pi_j] + c_j)``: still a normalised density (used as such by the KL and
+  the kernels), whose log-density plus ``MixtureDensity.score_offset`` is sklearn's
+  ``score_samples``.  Pruning keeps the same components and renormalises these weights;
+  ``E[log pi_j]`` keeps the Dirichlet of all started components.  A one-row fit (no VI) is
+  plug-in under both rules.
 * **Categorical attributes (eqs 6-7).**  ``BayesianGaussianMixture`` has no multinomial
   factors, so the components are found on the continuous columns and each component's
   multinomials are the Dirichlet posterior means given its responsibilities:
@@ -73,14 +86,16 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from scipy.linalg import solve_triangular
 from scipy.spatial.distance import cdist
-from scipy.special import logsumexp
+from scipy.special import digamma, logsumexp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.mixture import BayesianGaussianMixture
 from sklearn.utils import check_random_state
 
-from ..validation import check_int, check_real
+from ..validation import check_choice, check_int, check_real
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
+RESPONSIBILITY_RULES = ("plug_in", "variational")
+"""How eq 2 weighs the components (:class:`DensityOptions`)."""
 _BLOCK_CELLS = 2**22   # pairwise cells per block of the Parzen evaluation (32 MiB of float64)
 
 
@@ -108,6 +123,8 @@ class DensityOptions:
         Dirichlet pseudo-count ``a`` of every category of every component.
     n_mc : int, default=1000
         Monte Carlo draws per KL term of the representativity.
+    responsibility_rule : {"plug_in", "variational"}, default="plug_in"
+        How eq 2 weighs the components (module docstring).
     """
 
     n_components: int = 20
@@ -119,9 +136,12 @@ class DensityOptions:
     min_component_rows: float = 1.0
     category_pseudo_count: float = 1.0
     n_mc: int = 1000
+    responsibility_rule: str = "plug_in"
 
     def __post_init__(self) -> None:
         owner = "DensityOptions"
+        check_choice(owner, "responsibility_rule", self.responsibility_rule,
+                     RESPONSIBILITY_RULES)
         check_int(owner, "n_components", self.n_components, 1)
         check_int(owner, "max_iter", self.max_iter, 1)
         check_int(owner, "n_mc", self.n_mc, 1)
@@ -181,6 +201,10 @@ class MixtureDensity:
         Whether the VI met ``tol`` within ``max_iter``.
     n_iter : int
         VI iterations run.
+    score_offset : float
+        ``log_density + score_offset`` is the unnormalised variational log-density
+        (sklearn's ``BayesianGaussianMixture.score_samples``) under the variational
+        responsibility rule; 0 under the plug-in rule.
     """
 
     weights: np.ndarray
@@ -196,6 +220,7 @@ class MixtureDensity:
     grid_scores: tuple[tuple[float, float, float], ...] = field(default=())
     converged: bool = True
     n_iter: int = 0
+    score_offset: float = 0.0
 
     @property
     def n_components(self) -> int:
@@ -562,6 +587,36 @@ def _category_log_probs(codes: np.ndarray, resp: np.ndarray, n_categories, pseud
     return tuple(logs), unseen_arr
 
 
+def variational_log_weights(weight_concentration: np.ndarray, degrees_of_freedom: np.ndarray,
+                            mean_precision: np.ndarray, dim: int) -> np.ndarray:
+    """Per-component constants of VI's E-step: ``E[log pi_j] + c_j`` (module docstring).
+
+    ``E[log pi_j] = psi(a_j) - psi(sum_k a_k)`` (finite Dirichlet) and
+    ``c_j = -D/2 log nu_j + 1/2 (D log 2 + sum_{i<D} psi((nu_j - i) / 2) - D / kappa_j)``:
+    what ``E[log N(x | mu_j, Lambda_j)]`` adds to the plug-in log-density with the expected
+    precision ``nu_j W_j`` (Bishop 2006, eqs 10.64-10.66).
+
+    Parameters
+    ----------
+    weight_concentration : ndarray of shape (J,)
+        ``a_j``, the Dirichlet posterior (sklearn's ``weight_concentration_``).
+    degrees_of_freedom, mean_precision : ndarray of shape (J,)
+        ``nu_j`` and ``kappa_j`` (sklearn's ``degrees_of_freedom_``, ``mean_precision_``).
+    dim : int
+        D, the continuous dimensions.
+
+    Returns
+    -------
+    ndarray of shape (J,)
+    """
+    a = np.asarray(weight_concentration, dtype=np.float64)
+    nu = np.asarray(degrees_of_freedom, dtype=np.float64)
+    kappa = np.asarray(mean_precision, dtype=np.float64)
+    log_lambda = dim * np.log(2.0) + digamma(0.5 * (nu[None, :] - np.arange(dim)[:, None])).sum(0)
+    return (digamma(a) - digamma(a.sum()) - 0.5 * dim * np.log(nu)
+            + 0.5 * (log_lambda - dim / kappa))
+
+
 def fit_mixture(X, categorical=None, *, weight_concentration_prior: float,
                 covariance_prior_scale: float, options: DensityOptions | None = None,
                 covariance_prior: np.ndarray | None = None, n_categories=None,
@@ -599,7 +654,7 @@ def fit_mixture(X, categorical=None, *, weight_concentration_prior: float,
         raise ValueError("the density model needs at least one row")
     if n_categories is None:
         n_categories = tuple(int(k) for k in codes.max(axis=0) + 1) if codes.size else ()
-    converged, n_iter = True, 0
+    converged, n_iter, score_offset = True, 0, 0.0
     if dim == 0:
         weights = np.ones(1)
         means, covs = np.zeros((1, 0)), np.zeros((1, 0, 0))
@@ -625,6 +680,11 @@ def fit_mixture(X, categorical=None, *, weight_concentration_prior: float,
         keep = vi.weights_ * n >= options.min_component_rows
         keep[np.argmax(vi.weights_)] = True
         weights = vi.weights_[keep] / vi.weights_[keep].sum()
+        if options.responsibility_rule == "variational":
+            terms = variational_log_weights(vi.weight_concentration_, vi.degrees_of_freedom_,
+                                            vi.mean_precision_, dim)[keep]
+            score_offset = float(logsumexp(terms))
+            weights = np.exp(terms - score_offset)
         means, covs = vi.means_[keep], vi.covariances_[keep]
         prec = vi.precisions_cholesky_[keep]
         converged, n_iter = bool(vi.converged_), int(vi.n_iter_)
@@ -636,7 +696,7 @@ def fit_mixture(X, categorical=None, *, weight_concentration_prior: float,
                    unseen_log_probs=unseen,
                    weight_concentration_prior=float(weight_concentration_prior),
                    covariance_prior_scale=float(covariance_prior_scale), converged=converged,
-                   n_iter=n_iter)
+                   n_iter=n_iter, score_offset=score_offset)
 
 
 def fit_density(X, categorical=None, options: DensityOptions | None = None, *,

@@ -65,6 +65,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..labels import encode_labels
 from ..validation import check_choice, check_int, check_real
 from .density import (
+    RESPONSIBILITY_RULES,
     DensityOptions,
     MixtureDensity,
     covariance_of,
@@ -124,6 +125,9 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         :meth:`density_model` (what 4DS selects with) returns it for every kernel.
     refine_neighbors : int, default=5
         Labeled neighbours of the refinement's transductive labels.
+    responsibility_rule : {"plug_in", "variational"}, default="plug_in"
+        How the density model's eq 2 weighs the components
+        (:class:`~alprbf.kernels.density.DensityOptions`).
     classes : array-like or None, default=None
         Every class of the task (a class without labels gets posterior 0).
     random_state : int or None, default=None
@@ -155,7 +159,8 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
                  gamma_grid=DEFAULT_GRID, gamma_I_grid=DEFAULT_GRID, gamma_A_grid=(1e-2, 1.0),
                  inner_folds=4, retune=False, alpha=1.0, beta=1.0, weight_grid=WEIGHT_GRID,
                  categorical=None, n_components=20, n_neighbors=7, refine=False,
-                 refine_neighbors=5, classes=None, random_state=None):
+                 refine_neighbors=5, responsibility_rule="plug_in", classes=None,
+                 random_state=None):
         self.kernel = kernel
         self.C = C
         self.gamma = gamma
@@ -173,6 +178,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         self.n_neighbors = n_neighbors
         self.refine = refine
         self.refine_neighbors = refine_neighbors
+        self.responsibility_rule = responsibility_rule
         self.classes = classes
         self.random_state = random_state
 
@@ -187,6 +193,8 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         check_int(owner, "n_neighbors", self.n_neighbors, 1)
         check_choice(owner, "refine", self.refine, (False, True))
         check_int(owner, "refine_neighbors", self.refine_neighbors, 1)
+        check_choice(owner, "responsibility_rule", self.responsibility_rule,
+                     RESPONSIBILITY_RULES)
         for name in ("alpha", "beta"):
             if getattr(self, name) is not None:
                 check_real(owner, name, getattr(self, name), 0.0)
@@ -295,7 +303,8 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         """The pool's model revised with the labels ``codes`` (seed 003 §4.2)."""
         mask = None if self.categorical is None else np.asarray(self.categorical, bool)
         cont = X if mask is None else X[:, ~mask]
-        options = DensityOptions(n_components=min(self.n_components, X.shape[0]))
+        options = DensityOptions(n_components=min(self.n_components, X.shape[0]),
+                                 responsibility_rule=self.responsibility_rule)
         return refine_density(self.density_, X, codes, len(self.classes_),
                               n_neighbors=self.refine_neighbors, options=options,
                               covariance_prior=covariance_of(cont),
@@ -304,7 +313,8 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
     def _pool_density(self, X):
         cont = np.ones(X.shape[1], bool) if self.categorical is None else \
             ~np.asarray(self.categorical, bool)
-        options = DensityOptions(n_components=min(self.n_components, X.shape[0]))
+        options = DensityOptions(n_components=min(self.n_components, X.shape[0]),
+                                 responsibility_rule=self.responsibility_rule)
         return fit_density(X, None if cont.all() else ~cont, options,
                            random_state=self.random_state)
 
