@@ -179,6 +179,13 @@ def validate(cfg: Config, datasets: dict[str, Dataset]) -> dict[str, int]:
             raise UserError(f"{exc} (dataset '{spec.label}')") from None
         check_models(cfg, spec.label, ds.n_classes, min(len(train) for train, _ in splits))
         queries[spec.label] = p.queries(len(splits[0][0]), ds.n_classes)
+        for _, strategy in cfg.methods:
+            batch = strategy.batch_size or p.batch_size
+            if 0 < queries[spec.label] < batch:
+                raise UserError(f"strategy '{strategy.label}': batch_size = {batch} exceeds "
+                                f"the {queries[spec.label]} queries of the budget (dataset "
+                                f"'{spec.label}'); valid: a batch of at most "
+                                f"{queries[spec.label]}")
     return queries
 
 

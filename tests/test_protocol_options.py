@@ -294,3 +294,50 @@ def test_learners_that_use_categorical_columns_get_the_fold_mask():
     assert "categorical" not in model_params(svm, np.zeros(3, bool))   # numeric data: as before
     df = run_task(Task("c", cfg.datasets[0], svm, cfg.methods[0][1], 0, 0), ds, cfg.protocol)
     assert np.isfinite(df.test_error).all() and len(df) == 5
+
+
+def _two_files(tmp_path, test_columns=("a", "b", "c")):
+    rng = np.random.default_rng(0)
+    train = {"a": rng.normal(size=40), "b": rng.normal(size=40), "c": rng.normal(size=40),
+             "cls": np.repeat(["x", "y"], 20)}
+    test = {c: rng.normal(size=10) for c in test_columns} | {"cls": np.repeat(["x", "y"], 5)}
+    import pandas as pd
+    pd.DataFrame(train).to_csv(tmp_path / "train.csv", index=False)
+    pd.DataFrame(test).to_csv(tmp_path / "test.csv", index=False)
+    return {"name": "file", "params": {"path": str(tmp_path / "train.csv"), "target": "cls",
+                                       "test_path": str(tmp_path / "test.csv")}}
+
+
+def test_a_file_data_set_may_bring_its_own_test_set(tmp_path):
+    spec = _two_files(tmp_path)
+    cfg = _cfg(tmp_path, dataset=spec, model="gaussian_nb", strategy="random",
+               protocol={"test": "split", "seed": 1, "labels": 10,
+                         "initial": {"method": "per_class", "size": 2}})
+    (ds,) = load_datasets(cfg).values()
+    assert (ds.split == "test").sum() == 10 and (ds.split == "train").sum() == 40
+    run_experiment(cfg, tmp_path / "r", progress=False)
+    df = read_results(tmp_path / "r")
+    queried = np.concatenate(df.queried.to_list())
+    assert np.all(queried < 40)                    # only training rows are ever labeled
+
+
+@pytest.mark.parametrize("case, message", [
+    ("test file with another feature count", "a fixed test set needs the training file's"),
+    ("per-data-set budget beyond a fold's pool", "exceeds the pool"),
+    ("batch larger than the budget", "batch_size"),
+])
+def test_seed003_bad_input_is_one_line(tmp_path, case, message):
+    if case.startswith("test file"):
+        path = write_config(tmp_path / "c.yaml", dataset=_two_files(tmp_path, ("a", "b")),
+                            protocol={"test": "split", "labels": 10,
+                                      "initial": {"method": "per_class", "size": 2}})
+    elif case.startswith("per-data-set"):
+        path = write_config(tmp_path / "c.yaml", dataset=[
+            "iris", {"name": "wine", "protocol": {"budget": 500}}])
+    else:
+        path = write_config(tmp_path / "c.yaml", protocol={
+            "folds": 2, "initial": {"method": "per_class", "size": 2}, "budget": 4,
+            "batch_size": 5})
+    res = runner.invoke(app, ["validate", str(path)])
+    assert res.exit_code == 2 and message in res.output, res.output
+    assert len(res.output.strip().splitlines()) == 1
