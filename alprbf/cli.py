@@ -20,14 +20,17 @@ app = typer.Typer(no_args_is_help=True, add_completion=False,
 
 
 def _check_reference(cfg, full=None) -> None:
-    """Every row of the config's reference file must map to a method and data set of it
-    (of the unscaled config ``full``: a scale may keep fewer data sets)."""
+    """Every row of the config's reference file must map to a method of it and to one of its
+    data sets (of the unscaled config ``full``: a scale may keep fewer) or a registered data
+    set (a reference file may be shared by configs that run a part of its table, as
+    ``pen_digits_qbc`` shares seed 000's); a misspelt data set is refused."""
     if cfg.reference:
+        from .datasets import DATASETS
         from .report import check_reference
 
         full = full or cfg
         check_reference(cfg.reference, [f"{m.label} / {s.label}" for m, s in full.methods],
-                        [d.label for d in full.datasets])
+                        [d.label for d in full.datasets] + list(DATASETS))
 
 
 @app.command()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -191,11 +192,13 @@ def test_check_reference_names_the_unmapped_row(tmp_path):
     p = tmp_path / "ref.csv"
     p.write_text("dataset,method,metric,mean,other_readings\n"
                  "iris,svm,error_at_budget,3.3,\n"
-                 "iris,svm,error_at_budget,3.3,nb; qbc\n")
+                 "iris,svm,error_at_budget,3.3,nb; qbc\n"
+                 "iris,lda,error_at_budget,3.3,qbc\n")
     with pytest.raises(UserError) as e:
         check_reference(p, ["svm / random", "nb / random"])
     msg = str(e.value)
-    assert "\n" not in msg and f"{p}, line 3" in msg and "'qbc' matches no method" in msg
+    # line 3 passes (its readings svm and nb map; qbc may be another config's method)
+    assert "\n" not in msg and f"{p}, line 4" in msg and "'lda' matches no method" in msg
     with pytest.raises(UserError, match="line 2: dataset 'iris' is not in the config"):
         check_reference(p, ["svm / random"], datasets=["wine"])
     ok = tmp_path / "ok.csv"
@@ -228,3 +231,27 @@ def test_summary_cells_compare_means_ranks_and_the_friedman_test(tmp_path):
     assert cells.loc["friedman_chi2", "ours_mean"] == pytest.approx(chi2, abs=1e-3)
     assert cells.loc["cd", "verdict"] != "not selected" and cells.loc["cd", "ours_mean"] > 0
     assert "computed over the 5 data set(s)" in (exp / "report" / "report.md").read_text()
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "configs").rglob("*.yaml")),
+                         ids=lambda p: p.stem)
+def test_every_shipped_config_passes_the_reference_check_at_every_scale(path):
+    """What `alprbf run` / `validate` check before loading data (pen_digits_qbc shares seed
+    000's reference file but runs one of its data sets)."""
+    from alprbf.cli import _check_reference
+
+    full = load_config(path)
+    for scale in [None, *full.scales]:
+        _check_reference(full.with_scale(scale), full)
+
+
+def test_a_misspelt_reference_data_set_is_still_refused(tmp_path):
+    from alprbf.cli import _check_reference
+    from alprbf.errors import UserError
+
+    cfg = load_config(ROOT / "configs" / "pen_digits_qbc.yaml")
+    ref = tmp_path / "ref.csv"
+    text = Path(cfg.reference).read_text().splitlines()
+    ref.write_text("\n".join([text[0], text[1].replace("segmentation", "segmantation", 1)]))
+    with pytest.raises(UserError, match="segmantation"):
+        _check_reference(replace(cfg, reference=str(ref)))

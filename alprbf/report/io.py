@@ -377,6 +377,9 @@ def check_reference(reference_path: str | Path, method_labels: Sequence[str],
                     datasets: Sequence[str] | None = None) -> pd.DataFrame:
     """Refuse a reference file with a row that maps to no method (or dataset) of a config.
 
+    A row passes when one of its readings (``method`` or ``other_readings``) maps: a file may
+    be shared by configs that run some of its readings only.
+
     For ``alprbf validate``.  Pure: reads the file, imports nothing of the config layer.
 
     Parameters
@@ -405,12 +408,15 @@ def check_reference(reference_path: str | Path, method_labels: Sequence[str],
     pairs = [m.split(METHOD_SEP, 1) if METHOD_SEP in m else (m, "") for m in method_labels]
     labels = _labels_of_pairs(pairs)
     for i, row in enumerate(ref.itertuples(index=False)):
+        reasons = []
         for name in row.readings:
             d, full, why = _resolve_reading(row.dataset, name, labels,
                                             list(datasets) if datasets is not None
                                             else [row.dataset])
             if full is None:
-                raise UserError(f"reference file {reference_path}, line {i + 2}: {why}")
+                reasons.append(why)
+        if len(reasons) == len(row.readings):
+            raise UserError(f"reference file {reference_path}, line {i + 2}: {reasons[0]}")
     return ref
 
 
