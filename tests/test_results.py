@@ -130,3 +130,56 @@ def test_compare_command(two_runs, tmp_path):
     assert res.exit_code == 2
     assert res.stderr.strip() == (f"error: {tmp_path / 'nothing'} is not a results directory "
                                   "(it has no tasks/ folder)")
+
+
+def _legacy(root, task_id, df):
+    """A task file as alprbf wrote it before the compact layout (pandas metadata, column
+    statistics, snappy), with its checksum."""
+    import hashlib
+    import json
+
+    import pyarrow as pa
+
+    from alprbf.results import SCHEMA, checksum_file
+
+    table = pa.Table.from_pandas(df, schema=SCHEMA, preserve_index=False)
+    meta = {**table.schema.metadata, EXECUTION_KEY: json.dumps({"jobs": 2}).encode(),
+            b"alprbf.config_digest": b"abc"}
+    path = task_file(root, task_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table.replace_schema_metadata(meta), path)
+    checksum_file(path).write_text(f"{hashlib.sha256(path.read_bytes()).hexdigest()}  "
+                                   f"{path.name}\n")
+    return path
+
+
+def test_write_task_uses_the_compact_layout(two_runs):
+    a, _ = two_runs
+    f = pq.ParquetFile(task_file(a, TASKS[0]))
+    assert b"pandas" not in f.schema_arrow.metadata
+    col = f.metadata.row_group(0).column(0)
+    assert col.compression == "ZSTD" and not col.is_stats_set
+
+
+def test_compact_rewrites_legacy_files_with_the_same_rows(tmp_path):
+    rows = {t: _rows(t, n=3) for t in TASKS}
+    paths = [_legacy(tmp_path / "r", t, df) for t, df in rows.items()]
+    before = read_results(tmp_path / "r", verify=True)
+    res = CliRunner().invoke(app, ["compact", str(tmp_path / "r")])
+    assert res.exit_code == 0 and "2 task files rewritten" in res.output, res.output
+    after = read_results(tmp_path / "r", verify=True)      # checksums renewed
+    pd.testing.assert_frame_equal(before, after)
+    assert compare_results(tmp_path / "r", _results(tmp_path / "w", rows)) == []
+    meta = pq.ParquetFile(paths[0]).schema_arrow.metadata
+    assert meta[EXECUTION_KEY] == b'{"jobs": 2}' and b"pandas" not in meta
+    again = CliRunner().invoke(app, ["compact", str(tmp_path / "r")])
+    assert "0 task files rewritten" in again.output
+
+
+def test_compact_refuses_a_damaged_file_and_an_empty_directory(tmp_path):
+    path = _legacy(tmp_path / "r", TASKS[0], _rows(TASKS[0]))
+    path.write_bytes(path.read_bytes()[:-1] + b"x")
+    res = CliRunner().invoke(app, ["compact", str(tmp_path / "r")])
+    assert res.exit_code == 2 and "does not match its checksum" in res.output
+    empty = CliRunner().invoke(app, ["compact", str(tmp_path)])
+    assert empty.exit_code == 2 and "holds no task files" in empty.output
