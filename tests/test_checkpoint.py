@@ -33,6 +33,8 @@ def _config(tmp_path):
         {"model": {"name": "incremental_ssl_prbf", "params": {"covariance_type": "diag"}},
          "strategy": {"name": "qbc_prbf", "params": {"n_members": 2}}},
         {"model": "gaussian_nb", "strategy": "random"},
+        # its pickled mixture leaves out the memberships and recomputes them on loading
+        {"model": "preclustering", "strategy": "preclustering"},
     ]
     path = write_config(tmp_path / "ckpt.yaml", model=None, strategy=None, methods=methods,
                         protocol={"folds": 2, "seed": 3, "budget": BUDGET, "batch_size": 1,

@@ -225,3 +225,22 @@ def test_fit_mixture_equals_priors_then_mixture_terms(sigma):
     rows = np.arange(0, 150, 4)
     np.testing.assert_allclose(mix.log_resp(rows), log_resp[rows], rtol=1e-10, atol=1e-8)
     np.testing.assert_allclose(mix.resp, np.exp(log_resp), atol=1e-12)
+
+
+@pytest.mark.parametrize("sigma", [1e-3, 0.5, 50.0])    # 1e-3: the log-space branch
+def test_a_pickled_mixture_leaves_out_resp_and_restores_it_bit_for_bit(sigma):
+    import pickle
+    import warnings
+
+    X = blobs(9, n=200)
+    part = fission(X, initial_partition(X, 8, 1000, np.random.default_rng(1)), 6.0)
+    mix = fit_mixture(centre_distances(X, part), sigma, cluster_sizes(part), tol=1e-10)
+    data = pickle.dumps(mix)
+    assert len(data) < mix.sqdist.nbytes + mix.resp.nbytes // 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")           # no round-off warning on the same machine
+        back = pickle.loads(data)
+    np.testing.assert_array_equal(back.resp, mix.resp)
+    np.testing.assert_array_equal(back.log_px, mix.log_px)
+    np.testing.assert_array_equal(back.sqdist, mix.sqdist)
+    assert back.n_iter == mix.n_iter and back.sigma == mix.sigma

@@ -27,6 +27,7 @@ Choices where the paper is silent:
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -298,6 +299,15 @@ class Mixture:
         ``p(k|x_i)`` (eq 11); entries below the smallest double are 0.
     n_iter : int
         Iterations of eqs 11-12.
+    alpha : ndarray of shape (K,)
+        The priors themselves (``exp(log_alpha)`` need not give them back bit for bit).
+
+    Notes
+    -----
+    A pickle (a loop checkpoint) leaves ``resp`` out, the largest array with ``sqdist`` (both
+    ``n x K``; K reaches n late in a coarse-to-fine run, 200 MB each at n = 5 000), and
+    loading recomputes it by the same operations as :func:`fit_mixture`, so a resumed run
+    sees the same bits.
     """
 
     sqdist: np.ndarray
@@ -306,6 +316,24 @@ class Mixture:
     log_px: np.ndarray
     resp: np.ndarray
     n_iter: int
+    alpha: np.ndarray | None = None
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        if self.alpha is not None:
+            state["resp"] = None
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        if self.resp is None:
+            log_k, top, L = _exponentials(self.sqdist, self.sigma)
+            resp, log_px = _memberships(log_k, top, L, self.alpha, self.log_alpha)
+            if not np.array_equal(log_px, self.log_px):
+                warnings.warn("preclustering: the memberships recomputed from a checkpoint "
+                              "differ in round-off from the saved run's (other BLAS kernels?)",
+                              RuntimeWarning, stacklevel=2)
+            object.__setattr__(self, "resp", resp)
 
     def log_resp(self, rows) -> np.ndarray:
         """``log p(k|x_i)`` of the rows ``rows`` in log space (no underflow), shape
@@ -335,23 +363,33 @@ def fit_mixture(sqdist: np.ndarray, sigma: float, init: np.ndarray, *, tol: floa
     -------
     Mixture
     """
-    log_k = sqdist * (-0.5 / sigma ** 2)
-    top = log_k.max(axis=1)
-    L = np.exp(log_k - top[:, None])
+    log_k, top, L = _exponentials(sqdist, sigma)
     alpha, n_iter = _iterate_priors(L, log_k, np.asarray(init, dtype=float), tol, max_iter)
     with np.errstate(divide="ignore"):
         log_alpha = np.log(alpha)
+    resp, log_px = _memberships(log_k, top, L, alpha, log_alpha)
+    return Mixture(sqdist=sqdist, sigma=float(sigma), log_alpha=log_alpha, log_px=log_px,
+                   resp=resp, n_iter=n_iter, alpha=alpha)
+
+
+def _exponentials(sqdist: np.ndarray, sigma: float):
+    """``log_k = -||x - c||^2 / (2 sigma^2)``, its row maxima and ``exp(log_k - max)``."""
+    log_k = sqdist * (-0.5 / sigma ** 2)
+    top = log_k.max(axis=1)
+    return log_k, top, np.exp(log_k - top[:, None])
+
+
+def _memberships(log_k, top, L, alpha, log_alpha):
+    """``p(k|x_i)`` (eq 11) and ``log p(x_i)`` (eq 31) from :func:`_exponentials` and the
+    priors; ``L`` and ``log_k`` are overwritten."""
     q = L @ alpha
     if np.all(q > np.finfo(float).tiny):
         L *= alpha[None, :]
         L /= q[:, None]
-        log_px = top + np.log(q)
-    else:
-        log_k += log_alpha[None, :]
-        log_px = _row_logsumexp(log_k)
-        L = np.exp(log_k - log_px[:, None])
-    return Mixture(sqdist=sqdist, sigma=float(sigma), log_alpha=log_alpha, log_px=log_px,
-                   resp=L, n_iter=n_iter)
+        return L, top + np.log(q)
+    log_k += log_alpha[None, :]
+    log_px = _row_logsumexp(log_k)
+    return np.exp(log_k - log_px[:, None]), log_px
 
 
 def cluster_sizes(partition: Partition) -> np.ndarray:
