@@ -257,6 +257,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         self.density_ = previous.density_ if same else self._fit_structure(X)
         self._deformations = previous._deformations if same else {}
         self._laplacian = getattr(previous, "_laplacian", None) if same else None
+        self._lap_cache = {}
         self.X_pool_ = X
         self.labeled_ = lab
         self._codes = codes
@@ -378,6 +379,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         one is rebuilt identically when needed); the kNN graph is kept."""
         if self._deformations:
             self._laplacian = next(iter(self._deformations.values())).laplacian
+        self._lap_cache = {}
         for key in [k for k in self._deformations if k[1:] != weights]:
             del self._deformations[key]
 
@@ -406,7 +408,22 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
                      precisions_cholesky=self.kernel_density_.precisions_cholesky, **kw)
         lap = self._deformation(self.gamma_)
         rows_a = lap.rows(index=a) if X_new is None else lap.rows(X=X_new)
-        return lap.gram(rows_a, lap.rows(index=b), gamma_I=self.gamma_I_, gamma_A=self.gamma_A_)
+        return lap.gram(rows_a, self._lap_rows(lap, b), gamma_I=self.gamma_I_,
+                        gamma_A=self.gamma_A_)
+
+    def _lap_rows(self, lap: LaplacianDeformation, index: np.ndarray):
+        """The pool rows ``index`` as the second argument of ``lap.gram``, kept with their
+        projection for the next calls with the same deformation and rows (the grid points of
+        one gamma, the fit and the scoring of one round). Exact: the projection kept is the
+        one a new object would compute; only the second argument is kept, so that every call
+        takes the path of ``LaplacianDeformation.gram`` it took without the cache."""
+        key = (id(lap), np.asarray(index).tobytes())
+        cache = self.__dict__.setdefault("_lap_cache", {})
+        if key not in cache:
+            if len(cache) >= 8:
+                cache.clear()
+            cache[key] = (lap, lap.rows(index=index))   # lap kept: its id stays unique
+        return cache[key][1]
 
     def _deformation(self, gamma: float) -> LaplacianDeformation:
         key = (gamma, self.alpha_, self.beta_)
