@@ -335,3 +335,20 @@ def test_registry_entries_are_complete():
         assert sum(cls.class_counts.values()) >= cls.expected[0], name
         for f in cls.files:
             assert len(f.sha256) == 64 and f.url.startswith(("http://", "https://")), name
+
+
+def test_pima_zeros_missing_marks_only_columns_2_to_6(monkeypatch, tmp_path):
+    X = np.array([[0, 0, 70, 0, 0, 30.5, 0.2, 50], [6, 148, 0, 35, 0, 0, 0.6, 0],
+                  [1, 85, 66, 29, 94, 26.6, 0.0, 31]], dtype=float)
+    text = csv_rows(X, [0, 1, 1])
+    cls, mirror = install(monkeypatch, tmp_path, "pima",
+                          {"pima-indians-diabetes.data": text.encode()}, {"0": 1, "1": 2})
+    published = load(tmp_path, cls, mirror)
+    np.testing.assert_array_equal(published.X, X)          # default: as published
+    ds = load(tmp_path, cls, mirror, zeros_missing=True)
+    expect = X.copy()
+    block = expect[:, 1:6]
+    block[block == 0] = np.nan
+    np.testing.assert_array_equal(ds.X, expect)            # pregnancies, pedigree, age kept
+    with pytest.raises(UserError, match="zeros_missing"):
+        cls(zeros_missing="yes")

@@ -355,9 +355,22 @@ class Bupa(PublishedDataset):
 class Pima(PublishedDataset):
     """Pima Indians diabetes: 768 x 8, 2 classes (500 / 268).
 
-    Zeros in columns 2-6 stand for missing measurements in the original; they are kept as
-    published (as the papers do).
+    Zeros in columns 2-6 (glucose, blood pressure, skin thickness, insulin, BMI) stand for
+    missing measurements in the original; they are kept as published (as the papers do).
+
+    Parameters
+    ----------
+    zeros_missing : bool, default=False
+        Read those zeros as missing values (NaN; the preprocessing's ``missing`` policy then
+        imputes or drops them).  For controlled experiments; the papers' tables use the
+        published values.
     """
+
+    def __init__(self, zeros_missing: bool = False) -> None:
+        if zeros_missing not in (False, True):
+            raise UserError(f"dataset 'pima': zeros_missing must be true or false, got "
+                            f"{zeros_missing!r}")
+        self.zeros_missing = zeros_missing
 
     description = "Pima Indians diabetes (768 x 8, 2 classes)"
     citation = "Smith et al. (1988); UCI Pima Indians Diabetes (withdrawn), via the UCI archive"
@@ -373,7 +386,11 @@ class Pima(PublishedDataset):
 
     def parse(self, paths):
         df = read_table(paths["pima-indians-diabetes.data"])
-        return {"X": numeric(df.iloc[:, :8]), "labels": int_labels(df[8]),
+        X = numeric(df.iloc[:, :8])
+        if self.zeros_missing:
+            block = X[:, 1:6]
+            block[block == 0] = np.nan
+        return {"X": X, "labels": int_labels(df[8]),
                 "feature_names": ["pregnancies", "glucose", "blood_pressure", "skin_thickness",
                                   "insulin", "bmi", "pedigree", "age"]}
 
