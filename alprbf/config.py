@@ -9,6 +9,7 @@ field and the valid choices.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
@@ -50,9 +51,16 @@ class Component:
 @dataclass(frozen=True, eq=False)
 class StrategySpec(Component):
     """A strategy of the grid; ``batch_size`` > 0 overrides the protocol's for its tasks
-    (seed 003's MNIST runs US one query at a time and 4DS five at a time)."""
+    (seed 003's MNIST runs US one query at a time and 4DS five at a time).
+
+    ``select`` (empty: none) chooses one strategy parameter per task by inner cross-validation
+    on the task's training part (seed 003 picks 4DS's lambda so):
+    ``{"param": name, "values": [...], "folds": k}``; see
+    :func:`alprbf.protocol.select_strategy_param`.
+    """
 
     batch_size: int = 0
+    select: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, eq=False)
@@ -276,6 +284,7 @@ _LATER_FIELDS = (
     ("protocol.initial", "size_per_class", 0),
     ("datasets[]", "one_vs_rest", None), ("datasets[]", "rows", 0), ("datasets[]", "protocol", {}),
     ("strategies[]", "batch_size", 0), ("datasets[].preprocessing", "pca_whiten", False),
+    ("strategies[]", "select", {}),
 )
 
 
@@ -356,7 +365,7 @@ def _as_list(value: Any) -> list:
 def _component(raw: Any, kind: str, registry: Registry, where: str,
                skip: tuple[str, ...]) -> tuple[str, dict, str, dict]:
     extra_keys = {"dataset": ("preprocessing", "one_vs_rest", "rows", "protocol"),
-                  "strategy": ("batch_size",)}.get(kind, ())
+                  "strategy": ("batch_size", "select")}.get(kind, ())
     if isinstance(raw, str):
         raw = {"name": raw}
     _check_keys(raw, ("name", "params", "label", *extra_keys), where)
@@ -399,6 +408,28 @@ def _override_model_params(methods, overrides: dict, where: str):
     return tuple(out)
 
 
+def _parse_select(raw: Any, name: str, params: dict, where: str) -> dict[str, Any]:
+    """``select: {param, values, folds}`` of a strategy entry (empty without one)."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise _fail(where, "expected a mapping {param, values, folds}")
+    _check_keys(raw, ("param", "values", "folds"), where)
+    factory = STRATEGIES[name]
+    valid = [p for p in inspect.signature(factory).parameters if p != "self"]
+    param = raw.get("param")
+    if param not in valid:
+        raise _fail(f"{where}.param", f"strategy '{name}' has no parameter {param!r}; valid: "
+                    + (", ".join(valid) or "none"))
+    values = raw.get("values")
+    if not isinstance(values, list) or not values:
+        raise _fail(f"{where}.values", "expected a non-empty list of values")
+    for v in values:
+        _try_build("strategy", name, factory, {**params, param: v})
+    folds = _int(raw.get("folds", 5), f"{where}.folds", 2)
+    return {"param": param, "values": list(values), "folds": folds}
+
+
 def _try_build(kind: str, name: str, factory, params: dict) -> None:
     """Construct models and strategies once so that bad parameter values fail at parse time."""
     if kind == "dataset":
@@ -427,6 +458,8 @@ def _default_label(c: Component) -> str:
     label = c.name
     if isinstance(c, StrategySpec) and c.batch_size:
         label += f"-b{c.batch_size}"
+    if isinstance(c, StrategySpec) and c.select:
+        label += f"-cv-{c.select['param']}"
     if isinstance(c, DatasetSpec):
         label += f"-n{c.rows}" if c.rows else ""
         label += f"-{c.one_vs_rest}" if c.one_vs_rest is not None else ""
@@ -528,7 +561,9 @@ def _parse_list(raw: Any, kind: str, registry: Registry, where: str,
         n, p, lab, extra = _component(item, kind, registry, w, skip=skip)
         if kind == "strategy":
             batch = _int(extra.get("batch_size", 0), f"{w}.batch_size", 0)
-            out.append(StrategySpec(name=n, params=p, label=lab, batch_size=batch))
+            select = _parse_select(extra.get("select"), n, p, f"{w}.select")
+            out.append(StrategySpec(name=n, params=p, label=lab, batch_size=batch,
+                                    select=select))
         else:
             out.append(Component(name=n, params=p, label=lab))
     return out

@@ -324,9 +324,15 @@ def run_task(task: Task, ds: Dataset, protocol: Protocol,
     labeled = initial_labeled(X_train, y_train, protocol.initial, K, init_rng)
 
     seeds = task_seeds(task, protocol)
+    strategy_params = dict(task.strategy.params)
+    selected = None
+    if getattr(task.strategy, "select", None):
+        selected = select_strategy_param(task, protocol, X_train, y_train, K,
+                                         transform.categorical, seeds["model_random_state"])
+        strategy_params[selected["param"]] = selected["value"]
     model = MODELS[task.model.name](n_classes=K, random_state=seeds["model_random_state"],
                                     **model_params(task.model, transform.categorical))
-    strategy = STRATEGIES[task.strategy.name](**task.strategy.params)
+    strategy = STRATEGIES[task.strategy.name](**strategy_params)
     rng = np.random.default_rng(seeds["strategy_seed"])
 
     y_obs = np.full(len(train), np.nan)
@@ -395,7 +401,87 @@ def run_task(task: Task, ds: Dataset, protocol: Protocol,
             on_query(batch)
     df = pd.DataFrame(rows, columns=list(COLUMNS))
     _check_finite(df, task)
+    if selected is not None:
+        df.attrs["selected"] = selected
     return df
+
+
+def select_strategy_param(task: Task, protocol: Protocol, X_train: np.ndarray,
+                          y_train: np.ndarray, n_classes: int, categorical, model_seed: int
+                          ) -> dict:
+    """Choose the value of one strategy parameter by inner cross-validation of whole active
+    learning runs on the task's training part (``StrategySpec.select``).
+
+    Seed 003 chooses 4DS's lambda "by 5-fold CV on the training data" and says no more; this is
+    the reading used.  The training part (already transformed by the fold's preprocessing) is
+    split into ``folds`` stratified inner folds (fewer when a class has fewer rows; with fewer
+    than two the first value is taken unscored).  For every value and inner fold, the task's
+    loop runs on the inner training rows: the protocol's initial-set method, the task's
+    queries (capped at the inner pool), the task's batch size, a fresh model with the task's
+    model seed; after every round its accuracy on the inner validation rows is taken.  A
+    value's score is the mean of those accuracies over the rounds and the inner folds (the area
+    under the inner learning curves: lambda acts on the whole curve, not on its end).  The
+    highest score wins, ties to the first value listed.  Inner seeds derive from the task's
+    identity ("select"), so the outer run's seeds are those of the same task without the
+    selection.  Cost: values x folds inner runs, each on (folds - 1) / folds of the rows.
+
+    Returns
+    -------
+    dict
+        ``{"param", "value", "scores": {str(value): score}}``.
+    """
+    spec = task.strategy.select
+    root, dl = protocol.seed, task.dataset.label
+    base = derive_seed(root, "select", dl, task.model.label, task.strategy.label,
+                       task.repetition, task.fold)
+    counts = np.bincount(y_train, minlength=n_classes)
+    n_splits = min(spec["folds"], int(counts[counts > 0].min()))
+    scores = {}
+    if n_splits < 2:
+        return {"param": spec["param"], "value": spec["values"][0], "scores": scores}
+    inner = list(StratifiedKFold(n_splits, shuffle=True, random_state=seed_int(base))
+                 .split(X_train, y_train))
+    batch_size = task.strategy.batch_size or protocol.batch_size
+    queries = protocol.queries(len(y_train), n_classes)
+    for value in spec["values"]:
+        params = {**task.strategy.params, spec["param"]: value}
+        curves = []
+        for k, (tr, va) in enumerate(inner):
+            seq = derive_seed(root, "select", dl, task.model.label, task.strategy.label,
+                              task.repetition, task.fold, k)
+            init_seq, strategy_seq = seq.spawn(2)
+            curves.append(_inner_curve(
+                task, X_train[tr], y_train[tr], X_train[va], y_train[va], n_classes,
+                categorical, protocol, queries, batch_size, params, model_seed,
+                np.random.default_rng(init_seq), np.random.default_rng(strategy_seq)))
+        scores[str(value)] = float(np.mean([np.mean(c) for c in curves]))
+    best = max(range(len(spec["values"])), key=lambda i: (scores[str(spec["values"][i])], -i))
+    return {"param": spec["param"], "value": spec["values"][best], "scores": scores}
+
+
+def _inner_curve(task: Task, X: np.ndarray, y: np.ndarray, X_val: np.ndarray,
+                 y_val: np.ndarray, n_classes: int, categorical, protocol: Protocol,
+                 queries: int, batch_size: int, strategy_params: dict, model_seed: int,
+                 init_rng: np.random.Generator, rng: np.random.Generator) -> list[float]:
+    """Validation accuracy after every round of one inner run of :func:`select_strategy_param`."""
+    labeled = initial_labeled(X, y, protocol.initial, n_classes, init_rng)
+    remaining = min(queries, len(y) - len(labeled))
+    model = MODELS[task.model.name](n_classes=n_classes, random_state=model_seed,
+                                    **model_params(task.model, categorical))
+    strategy = STRATEGIES[task.strategy.name](**strategy_params)
+    y_obs = np.full(len(y), np.nan)
+    y_obs[labeled] = y[labeled]
+    out = []
+    while True:
+        model.fit(X, y_obs)
+        out.append(_accuracy(model, X_val, y_val))
+        if remaining <= 0:
+            return out
+        batch = min(batch_size, remaining)
+        picked = np.asarray(strategy.query(X, y_obs.copy(), model, batch, rng), np.int64)
+        _check_query(picked, y_obs, batch, task)
+        y_obs[picked] = y[picked]
+        remaining -= batch
 
 
 def _check_query(picked: np.ndarray, y_obs: np.ndarray, batch: int, task: Task) -> None:

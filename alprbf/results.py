@@ -70,6 +70,8 @@ TASKS_DIR = "tasks"
 """Sub-directory of a results directory that holds the task files."""
 
 EXECUTION_KEY = b"alprbf.execution"
+#: Metadata key of a strategy parameter chosen per task by inner CV (``df.attrs["selected"]``).
+SELECTED_KEY = b"alprbf.selected"
 """Parquet key-value metadata of a task file: JSON of how the task ran (see :func:`write_task`)."""
 
 CONFIG_DIGEST_KEY = b"alprbf.config_digest"
@@ -116,6 +118,9 @@ def write_task(df: pd.DataFrame, path: Path, execution: dict | None = None,
     config_digest : str, optional
         Digest of the config that produced the rows (metadata ``alprbf.config_digest``), so
         that a reader can refuse a directory that mixes the task files of two configs.
+
+    A strategy parameter chosen by inner CV (``df.attrs["selected"]``, from
+    :func:`alprbf.protocol.run_task`) goes to the metadata ``alprbf.selected`` (JSON).
     """
     table = pa.Table.from_pandas(df, schema=SCHEMA, preserve_index=False)
     meta = dict(table.schema.metadata or {})
@@ -123,6 +128,8 @@ def write_task(df: pd.DataFrame, path: Path, execution: dict | None = None,
         meta[EXECUTION_KEY] = json.dumps(execution, sort_keys=True).encode()
     if config_digest is not None:
         meta[CONFIG_DIGEST_KEY] = config_digest.encode()
+    if df.attrs.get("selected"):
+        meta[SELECTED_KEY] = json.dumps(df.attrs["selected"], sort_keys=True).encode()
     _write_table(table.replace_schema_metadata(meta), path)
 
 

@@ -76,8 +76,10 @@ The paper describes the self-adaptive weights in words and cites Reitmaier & Sic
   Here it is a parameter, default 0.2 (scikit-activeml's default for a batch of 5:
   ``min(0.05 (batch - 1), 0.5)``).  The CV choice is not built into the strategy: scoring a
   value of lambda needs whole active-learning runs judged with labels the strategy never
-  sees, so it belongs to the protocol (11 values x 5 inner folds = 55 inner runs of 4DS per
-  outer fold, each on 4/5 of the training part, i.e. about 44x the cost of one run).
+  sees, so it belongs to the protocol: a strategy entry's ``select: {param: lmbda, values:
+  [0, 0.1, ..., 1], folds: 5}`` (:func:`alprbf.protocol.select_strategy_param`; 11 values x 5
+  inner folds = 55 inner runs of 4DS per outer fold, each on 4/5 of the training part, i.e.
+  about 44x the cost of one run).
 * **Ties** are broken at random by :func:`~.base.select_top`, one row per greedy step.
 * **No label yet** (no SVM, no decision values): every pool row is tied (random rows); the
   loop's initial set (Alg. 2) normally covers that round.
