@@ -40,6 +40,7 @@ import numpy as np
 from sklearn.cluster import KMeans
 from sklearn.exceptions import ConvergenceWarning
 
+from ..numerics import logsumexp_rows
 from ._gaussian import (
     GaussianFeatures,
     check_covariance_type,
@@ -219,14 +220,6 @@ def _normalize_log_cols(aT: np.ndarray, out: np.ndarray | None = None
         inv = 1.0 / np.where(s > 0, s, 1.0)
     e *= inv
     return log_norm, e
-
-
-def logsumexp_rows(a: np.ndarray) -> np.ndarray:
-    """``log sum_j exp(a[i, j])`` for a 2-D array, ``-inf`` for all ``-inf`` rows."""
-    m = a.max(axis=1)
-    m = np.where(np.isfinite(m), m, 0.0)
-    with np.errstate(divide="ignore"):
-        return m + np.log(np.exp(a - m[:, None]).sum(axis=1))
 
 
 def mixture_weights(params: PRBFParams) -> np.ndarray:

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import logsumexp
 
+from ..numerics import logsumexp_rows
 from ..validation import check_int, check_real
 from .kmedoids import pairwise_distances, pam, sq_distances
 
@@ -198,11 +199,6 @@ def _log_gauss(X, centres, sigma, sqdist):
     return d2 * (-0.5 / sigma ** 2)
 
 
-def _row_logsumexp(a: np.ndarray) -> np.ndarray:
-    top = a.max(axis=1)
-    return top + np.log(np.exp(a - top[:, None]).sum(axis=1))
-
-
 def mixture_terms(X: np.ndarray, centres: np.ndarray, log_alpha: np.ndarray,
                   sigma: float, sqdist: np.ndarray | None = None
                   ) -> tuple[np.ndarray, np.ndarray]:
@@ -228,7 +224,7 @@ def mixture_terms(X: np.ndarray, centres: np.ndarray, log_alpha: np.ndarray,
     """
     log_w = _log_gauss(X, centres, sigma, sqdist)
     log_w += log_alpha[None, :]
-    log_px = _row_logsumexp(log_w)
+    log_px = logsumexp_rows(log_w)
     log_w -= log_px[:, None]
     return log_w, log_px
 
@@ -388,7 +384,7 @@ def _memberships(log_k, top, L, alpha, log_alpha):
         L /= q[:, None]
         return L, top + np.log(q)
     log_k += log_alpha[None, :]
-    log_px = _row_logsumexp(log_k)
+    log_px = logsumexp_rows(log_k)
     return np.exp(log_k - log_px[:, None]), log_px
 
 
