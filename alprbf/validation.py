@@ -38,6 +38,13 @@ def check_real(owner: str, name: str, value, lo: float | None = None) -> None:
                     "a real number" + (f" >= {lo}" if lo is not None else ""))
 
 
+def check_positive(owner: str, name: str, value) -> None:
+    """Raise unless ``value`` is a finite real number (not a bool) ``> 0``."""
+    check_real(owner, name, value, 0.0)
+    if value == 0:
+        raise _fail(owner, name, value, "a real number > 0")
+
+
 def check_choice(owner: str, name: str, value, valid: Iterable) -> None:
     """Raise unless ``value`` is one of ``valid``."""
     valid = tuple(valid)

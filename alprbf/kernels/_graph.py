@@ -33,7 +33,7 @@ from scipy.linalg import blas, cholesky, cython_blas, lapack
 from scipy.sparse.csgraph import connected_components
 from sklearn.neighbors import NearestNeighbors
 
-from alprbf.validation import check_choice, check_int, check_real
+from alprbf.validation import check_choice, check_int, check_positive
 
 GRAPH_WEIGHTS = ("binary", "heat")
 """Edge weights of the k-nearest-neighbour graph (see :func:`knn_laplacian`)."""
@@ -83,9 +83,7 @@ def knn_laplacian(X: np.ndarray, n_neighbors: int = 7, weights: str = "binary",
         length = np.linalg.norm(X[W.row] - X[W.col], axis=1)
         if heat_sigma is None:
             heat_sigma = float(length.mean()) if length.mean() > 0 else 1.0
-        check_real(owner, "heat_sigma", heat_sigma, 0.0)
-        if heat_sigma == 0:
-            raise ValueError(f"{owner}: invalid heat_sigma=0; valid: a real number > 0")
+        check_positive(owner, "heat_sigma", heat_sigma)
         W.data = np.exp(-(length ** 2) / (2.0 * heat_sigma ** 2))
     W = W.tocsr()
     degree = np.asarray(W.sum(axis=1)).ravel()

@@ -91,7 +91,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.mixture import BayesianGaussianMixture
 from sklearn.utils import check_random_state
 
-from ..validation import check_choice, check_int, check_real
+from ..validation import check_choice, check_int, check_positive, check_real
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
 RESPONSIBILITY_RULES = ("plug_in", "variational")
@@ -145,11 +145,9 @@ class DensityOptions:
         check_int(owner, "n_components", self.n_components, 1)
         check_int(owner, "max_iter", self.max_iter, 1)
         check_int(owner, "n_mc", self.n_mc, 1)
-        for name in ("tol", "reg_covar", "min_component_rows", "category_pseudo_count"):
+        for name in ("tol", "reg_covar", "min_component_rows"):
             check_real(owner, name, getattr(self, name), 0.0)
-        if self.category_pseudo_count <= 0:
-            raise ValueError(f"{owner}: invalid category_pseudo_count="
-                             f"{self.category_pseudo_count!r}; valid: a real number > 0")
+        check_positive(owner, "category_pseudo_count", self.category_pseudo_count)
         for name in ("weight_concentration_priors", "covariance_prior_scales"):
             grid = getattr(self, name)
             if np.ndim(grid) != 1 or len(grid) == 0:

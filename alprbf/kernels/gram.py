@@ -31,7 +31,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import blas, cho_solve_banded, cholesky_banded, lapack, solve, solve_banded
 
-from alprbf.validation import check_choice, check_int, check_real
+from alprbf.validation import check_choice, check_int, check_positive, check_real
 
 from ._graph import (
     apply_q,
@@ -71,13 +71,6 @@ PSD_HANDLING = ("none", "clip")
 
 
 # --------------------------------------------------------------------------- shared path
-
-
-def _check_positive(owner: str, name: str, value) -> None:
-    """Raise unless ``value`` is a finite real number > 0 (same message format as validation)."""
-    check_real(owner, name, value, 0.0)
-    if value == 0:
-        raise ValueError(f"{owner}: invalid {name}={value!r}; valid: a real number > 0")
 
 
 def _rows(owner: str, name: str, X, d: int | None = None) -> np.ndarray:
@@ -445,7 +438,7 @@ def lapsvm_C(gamma_A: float, n_labeled: int) -> float:
     deformed kernel its last two terms are ``gamma_A ||f||^2`` in the deformed space, and
     dividing by ``2 gamma_A`` gives the SVC objective ``||f||^2 / 2 + C sum_i hinge``.
     """
-    _check_positive("lapsvm_C", "gamma_A", gamma_A)
+    check_positive("lapsvm_C", "gamma_A", gamma_A)
     check_int("lapsvm_C", "n_labeled", n_labeled, 1)
     return 1.0 / (2.0 * gamma_A * n_labeled)
 
@@ -618,7 +611,7 @@ class LaplacianDeformation:
         """``c = gamma_I / (gamma_A N^2)``, the only way the two parameters enter the kernel."""
         owner = "LaplacianDeformation"
         check_real(owner, "gamma_I", gamma_I, 0.0)
-        _check_positive(owner, "gamma_A", gamma_A)
+        check_positive(owner, "gamma_A", gamma_A)
         return gamma_I / (gamma_A * self.n_pool ** 2)
 
     def _band_factor(self, c: float):

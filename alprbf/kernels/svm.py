@@ -63,7 +63,7 @@ from sklearn.svm import SVC
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..labels import encode_labels
-from ..validation import check_choice, check_int, check_real
+from ..validation import check_choice, check_int, check_positive, check_real
 from .density import (
     RESPONSIBILITY_RULES,
     DensityOptions,
@@ -74,7 +74,6 @@ from .density import (
 )
 from .gram import (
     LaplacianDeformation,
-    _check_positive,
     gmm_gram,
     lapsvm_C,
     rbf_gram,
@@ -212,13 +211,13 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         for name in ("C", "gamma"):
             value = getattr(self, name)
             if value is not None:
-                _check_positive(owner, name, value)
+                check_positive(owner, name, value)
         for name in ("C_grid", "gamma_grid", "gamma_I_grid", "gamma_A_grid"):
             grid = getattr(self, name)
             if np.ndim(grid) != 1 or len(grid) == 0:
                 raise ValueError(f"{owner}: invalid {name}={grid!r}; valid: a non-empty list")
             for v in grid:
-                _check_positive(owner, name, v)
+                check_positive(owner, name, v)
 
     def check_training_size(self, n_rows: int) -> None:
         """Raise ``ValueError`` if a training part of ``n_rows`` rows is too small: the LAP

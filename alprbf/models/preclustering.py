@@ -20,7 +20,7 @@ from scipy.special import log_softmax
 from sklearn.svm import SVC
 
 from ..preclustering import PreclusteringClassifier
-from ..validation import check_real
+from ..validation import check_positive
 from .base import EstimatorLearner, Learner, labeled_mask
 
 
@@ -68,10 +68,7 @@ class LinearSVMLearner(Learner):
                  tol: float = 1e-3) -> None:
         super().__init__(n_classes, random_state)
         for name, value in (("C", C), ("tol", tol)):
-            check_real("LinearSVMLearner", name, value, 0.0)
-            if value <= 0:
-                raise ValueError(f"LinearSVMLearner: invalid {name}={value!r}; "
-                                 "valid: a real number > 0")
+            check_positive("LinearSVMLearner", name, value)
         self.C = C
         self.tol = tol
         self.svc_ = None

@@ -39,7 +39,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..labels import encode_labels
-from ..validation import check_params
+from ..validation import check_params, check_positive
 from .clustering import (
     Mixture,
     Partition,
@@ -165,9 +165,7 @@ class PreclusteringClassifier(ClassifierMixin, BaseEstimator):
                             "eta": 0.0, "min_sigma": 0.0, "tol": 0.0, "prior_tol": 0.0},
                      choices={"coarse_to_fine": (True, False), "warm_start": (True, False)})
         for name in ("sigma_per_dim", "kappa", "lam"):
-            if getattr(self, name) <= 0:
-                raise ValueError(f"{owner}: invalid {name}={getattr(self, name)!r}; "
-                                 "valid: a real number > 0")
+            check_positive(owner, name, getattr(self, name))
         if not 0 < self.eta < 1:
             raise ValueError(f"{owner}: invalid eta={self.eta!r}; valid: 0 < eta < 1")
         if self.paper_range is not None:

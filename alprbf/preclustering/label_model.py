@@ -48,7 +48,7 @@ import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 from scipy.special import logsumexp
 
-from ..validation import check_int, check_real
+from ..validation import check_int, check_positive, check_real
 
 ARMIJO = 1e-4
 
@@ -223,9 +223,7 @@ def fit_label_model(centres: np.ndarray, log_resp: np.ndarray, y: np.ndarray, la
     -------
     LabelFit
     """
-    check_real("fit_label_model", "lam", lam, 0.0)
-    if lam <= 0:
-        raise ValueError(f"fit_label_model: invalid lam={lam!r}; valid: a real number > 0")
+    check_positive("fit_label_model", "lam", lam)
     check_int("fit_label_model", "max_iter", max_iter, 0)
     check_int("fit_label_model", "max_halvings", max_halvings, 0)
     check_real("fit_label_model", "tol", tol, 0.0)
