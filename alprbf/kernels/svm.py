@@ -27,11 +27,11 @@ Choices where the paper is silent (parameters where they matter):
   searched; the base kernel is the RBF with the searched ``gamma``.
 * Decision values: sklearn's ``SVC`` one-vs-rest decision values (``decision_function_shape=
   "ovr"``).  The prediction is the class with the largest value, so it agrees with the
-  posteriors below (sklearn's own ``predict`` votes one-vs-one and can disagree).  The
-  multi-class ``|f(x)|`` that uncertainty sampling needs is the gap between the two largest
-  values (binary: ``|f(x)|``), :meth:`KernelSVC.margin`; :meth:`KernelSVC.decision_values`
-  adds the one-vs-one values of every pair, from which :mod:`alprbf.strategies.svm` takes
-  its multi-class rule.
+  posteriors below (sklearn's own ``predict`` votes one-vs-one and can disagree).
+  :meth:`KernelSVC.decision_values` adds the one-vs-one values of every pair, from which
+  :func:`alprbf.strategies.svm.svm_margin` takes the multi-class ``|f(x)|`` that uncertainty
+  sampling and 4DS need (the pairwise SVM of the two leading classes; the gap between the two
+  largest values as an option; binary: ``|f(x)|``).
 * Posteriors: a softmax of the decision values (binary: ``sigmoid(f)``), classes without a label
   get 0.  Not calibrated; it exists so that every strategy can use the SVM.
 * The density model is fitted once per ``X`` (it depends on the rows, not on the labels) and
@@ -516,15 +516,6 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         if self._strategy_density is None:
             self._strategy_density = self._refined(self.X_pool_, self._codes)
         return self._strategy_density
-
-    def margin(self, X) -> np.ndarray:
-        """Multi-class ``|f(x)|``: the gap between the two largest decision values (binary:
-        ``|f(x)|``), shape (n,); 0 with a single labeled class."""
-        f = self.scores(X)[:, self.present_]
-        if f.shape[1] < 2:
-            return np.zeros(f.shape[0])
-        top = np.sort(f, axis=1)[:, -2:]
-        return top[:, 1] - top[:, 0]
 
     def predict_log_proba(self, X) -> np.ndarray:
         """Log of the softmax of the decision values (not calibrated), shape (n, K)."""
