@@ -70,9 +70,11 @@ TASKS_DIR = "tasks"
 """Sub-directory of a results directory that holds the task files."""
 
 EXECUTION_KEY = b"alprbf.execution"
-#: Metadata key of a strategy parameter chosen per task by inner CV (``df.attrs["selected"]``).
-SELECTED_KEY = b"alprbf.selected"
 """Parquet key-value metadata of a task file: JSON of how the task ran (see :func:`write_task`)."""
+
+SELECTED_KEY = b"alprbf.selected"
+"""Parquet key-value metadata of a task file: JSON of a strategy parameter chosen by inner CV
+(``df.attrs["selected"]`` of :func:`alprbf.protocol.run_task`)."""
 
 CONFIG_DIGEST_KEY = b"alprbf.config_digest"
 """Parquet key-value metadata of a task file: digest of the config that wrote it."""
@@ -130,16 +132,20 @@ def write_task(df: pd.DataFrame, path: Path, execution: dict | None = None,
         meta[CONFIG_DIGEST_KEY] = config_digest.encode()
     if df.attrs.get("selected"):
         meta[SELECTED_KEY] = json.dumps(df.attrs["selected"], sort_keys=True).encode()
-    _write_table(table.replace_schema_metadata(meta), path)
+    _write_bytes(path, _compact_bytes(table.replace_schema_metadata(meta)))
 
 
-def _write_table(table: pa.Table, path: Path) -> None:
-    """The compact layout (:func:`compact_task_files`), then the checksum file."""
+def _compact_bytes(table: pa.Table) -> bytes:
+    """The table as a Parquet file in the compact layout (:func:`compact_task_files`)."""
     meta = {k: v for k, v in (table.schema.metadata or {}).items() if k != b"pandas"}
     sink = pa.BufferOutputStream()
     pq.write_table(table.replace_schema_metadata(meta), sink, compression="zstd",
                    write_statistics=False)
-    data = sink.getvalue().to_pybytes()
+    return sink.getvalue().to_pybytes()
+
+
+def _write_bytes(path: Path, data: bytes) -> None:
+    """A task file's bytes, then its checksum file (each atomically)."""
     write_atomic(path, data)
     write_atomic(checksum_file(path), f"{hashlib.sha256(data).hexdigest()}  {path.name}\n"
                  .encode())
@@ -180,13 +186,14 @@ def compact_task_files(out: str | Path) -> tuple[int, int, int]:
         meta = table.schema.metadata or {}
         if b"pandas" not in meta and _compression(data) == "ZSTD":
             continue
-        _write_table(table, path)
-        new = pq.read_table(path)
+        compact = _compact_bytes(table)
+        new = pq.read_table(pa.BufferReader(compact))
         kept = {k: v for k, v in meta.items() if k != b"pandas"}
         if not (new.equals(table.replace_schema_metadata(kept))
-                and (new.schema.metadata or {}) == kept):
-            raise AssertionError(f"{path}: the compact rewrite changed the rows")
-        n, before, after = n + 1, before + len(data), after + path.stat().st_size
+                and (new.schema.metadata or {}) == kept):   # checked before the file changes
+            raise AssertionError(f"{path}: the compact rewrite would change the rows")
+        _write_bytes(path, compact)
+        n, before, after = n + 1, before + len(data), after + len(compact)
     return n, before, after
 
 
