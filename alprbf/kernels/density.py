@@ -202,7 +202,8 @@ class MixtureDensity:
     score_offset : float
         ``log_density + score_offset`` is the unnormalised variational log-density
         (sklearn's ``BayesianGaussianMixture.score_samples``) under the variational
-        responsibility rule; 0 under the plug-in rule.
+        responsibility rule; 0 under the plug-in rule; nan for a mixture assembled from
+        others (:func:`merge_mixtures`, :func:`subset_components`), which no VI fit scored.
     """
 
     weights: np.ndarray
@@ -427,7 +428,7 @@ def merge_mixtures(parts: list[MixtureDensity], shares) -> MixtureDensity:
     cats = [np.concatenate([p.category_log_probs[a] for p in parts])
             for a in range(len(parts[0].category_log_probs))]
     return replace(
-        parts[0],
+        parts[0], score_offset=float("nan"),
         weights=np.concatenate([s * p.weights for s, p in zip(shares, parts, strict=True)]),
         means=np.concatenate([p.means for p in parts]),
         covariances=np.concatenate([p.covariances for p in parts]),
@@ -439,7 +440,8 @@ def merge_mixtures(parts: list[MixtureDensity], shares) -> MixtureDensity:
 def subset_components(density: MixtureDensity, keep: np.ndarray) -> MixtureDensity:
     """The mixture restricted to the components ``keep`` (weights renormalised)."""
     w = density.weights[keep]
-    return replace(density, weights=w / w.sum(), means=density.means[keep],
+    return replace(density, weights=w / w.sum(), score_offset=float("nan"),
+                   means=density.means[keep],
                    covariances=density.covariances[keep],
                    precisions_cholesky=density.precisions_cholesky[keep],
                    category_log_probs=tuple(lp[keep] for lp in density.category_log_probs),
