@@ -256,6 +256,8 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         self.density_ = previous.density_ if same else self._fit_structure(X)
         self._deformations = previous._deformations if same else {}
         self._laplacian = getattr(previous, "_laplacian", None) if same else None
+        if self._laplacian is None and self._deformations:   # a checkpoint of older code
+            self._laplacian = next(iter(self._deformations.values())).laplacian
         self._lap_cache = {}
         self.X_pool_ = X
         self.labeled_ = lab
@@ -356,11 +358,12 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
             return
         folds = list(StratifiedKFold(n_splits, shuffle=True, random_state=self.random_state)
                      .split(lab, y_lab))
-        best = None
+        best, weights = None, None
+        several = len({p[:2] for p in points}) > 1
         for a, b, g, gi, ga, c in points:
-            if self.kernel == "lap" and (a, b) != (getattr(self, "alpha_", a),
-                                                   getattr(self, "beta_", b)):
-                self._keep_deformations((a, b))   # bound the memory
+            if several and (a, b) != weights:      # the weights are the outer loop
+                weights = (a, b)
+                self._keep_deformations(weights)   # one weight pair's deformations at a time
             self.alpha_, self.beta_ = a, b
             self.gamma_, self.gamma_I_, self.gamma_A_ = g, gi, ga
             K = self._gram(lab, lab)
@@ -369,15 +372,13 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
             if best is None or err < best[-1] - 1e-12:
                 best = (a, b, g, gi, ga, c, err)
         a, b, g, gi, ga, c, err = best
-        if len({p[:2] for p in points}) > 1:
+        if several:
             self._keep_deformations((a, b))
         self._set(a, b, g, gi, ga, c, len(lab), err)
 
     def _keep_deformations(self, weights: tuple[float, float]) -> None:
         """Drop the LAP deformations of other (alpha, beta) than ``weights`` (exact: a dropped
-        one is rebuilt identically when needed); the kNN graph is kept."""
-        if self._deformations:
-            self._laplacian = next(iter(self._deformations.values())).laplacian
+        one is rebuilt identically when needed; the kNN graph stays in ``_laplacian``)."""
         self._lap_cache = {}
         for key in [k for k in self._deformations if k[1:] != weights]:
             del self._deformations[key]
@@ -417,22 +418,21 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         one a new object would compute; only the second argument is kept, so that every call
         takes the path of ``LaplacianDeformation.gram`` it took without the cache."""
         key = (id(lap), np.asarray(index).tobytes())
-        cache = self.__dict__.setdefault("_lap_cache", {})
-        if key not in cache:
-            if len(cache) >= 8:
-                cache.clear()
-            cache[key] = (lap, lap.rows(index=index))   # lap kept: its id stays unique
-        return cache[key][1]
+        if key not in self._lap_cache:
+            if len(self._lap_cache) >= 8:
+                self._lap_cache.clear()
+            self._lap_cache[key] = (lap, lap.rows(index=index))   # lap kept: its id stays unique
+        return self._lap_cache[key][1]
 
     def _deformation(self, gamma: float) -> LaplacianDeformation:
         key = (gamma, self.alpha_, self.beta_)
         if key not in self._deformations:
             base = functools.partial(rbf_gram, gamma=gamma, categorical=self.categorical,
                                      alpha=self.alpha_, beta=self.beta_)
-            shared = next(iter(self._deformations.values()), None)
-            laplacian = shared.laplacian if shared is not None else self._laplacian
-            self._deformations[key] = LaplacianDeformation(
-                self.X_pool_, base, n_neighbors=self.n_neighbors, laplacian=laplacian)
+            lap = LaplacianDeformation(self.X_pool_, base, n_neighbors=self.n_neighbors,
+                                       laplacian=self._laplacian)
+            self._laplacian = lap.laplacian          # the graph depends on the rows only
+            self._deformations[key] = lap
         return self._deformations[key]
 
     # ------------------------------------------------------------------ prediction
