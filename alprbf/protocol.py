@@ -16,6 +16,7 @@ The loop (pool-based active learning):
 
 from __future__ import annotations
 
+import copy
 import time
 import warnings
 from collections.abc import Callable
@@ -423,7 +424,9 @@ def select_strategy_param(task: Task, protocol: Protocol, X_train: np.ndarray,
     under the inner learning curves: lambda acts on the whole curve, not on its end).  The
     highest score wins, ties to the first value listed.  Inner seeds derive from the task's
     identity ("select"), so the outer run's seeds are those of the same task without the
-    selection.  Cost: values x folds inner runs, each on (folds - 1) / folds of the rows.
+    selection.  Cost: values x folds inner runs, each on (folds - 1) / folds of the rows; the
+    initial set and the first fit of an inner fold (the density model and the tuning, for
+    seed 003's SVMs) are computed once and shared by every value (a copy of the fitted model).
 
     Returns
     -------
@@ -436,52 +439,54 @@ def select_strategy_param(task: Task, protocol: Protocol, X_train: np.ndarray,
                        task.repetition, task.fold)
     counts = np.bincount(y_train, minlength=n_classes)
     n_splits = min(spec["folds"], int(counts[counts > 0].min()))
-    scores = {}
     if n_splits < 2:
-        return {"param": spec["param"], "value": spec["values"][0], "scores": scores}
+        return {"param": spec["param"], "value": spec["values"][0], "scores": {}}
     inner = list(StratifiedKFold(n_splits, shuffle=True, random_state=seed_int(base))
                  .split(X_train, y_train))
     batch_size = task.strategy.batch_size or protocol.batch_size
     queries = protocol.queries(len(y_train), n_classes)
-    for value in spec["values"]:
-        params = {**task.strategy.params, spec["param"]: value}
-        curves = []
-        for k, (tr, va) in enumerate(inner):
-            seq = derive_seed(root, "select", dl, task.model.label, task.strategy.label,
-                              task.repetition, task.fold, k)
-            init_seq, strategy_seq = seq.spawn(2)
-            curves.append(_inner_curve(
-                task, X_train[tr], y_train[tr], X_train[va], y_train[va], n_classes,
-                categorical, protocol, queries, batch_size, params, model_seed,
-                np.random.default_rng(init_seq), np.random.default_rng(strategy_seq)))
-        scores[str(value)] = float(np.mean([np.mean(c) for c in curves]))
+    curves: dict[str, list] = {str(v): [] for v in spec["values"]}
+    for k, (tr, va) in enumerate(inner):
+        seq = derive_seed(root, "select", dl, task.model.label, task.strategy.label,
+                          task.repetition, task.fold, k)
+        init_seq, strategy_seq = seq.spawn(2)
+        X, y = X_train[tr], y_train[tr]
+        # the initial set and the first fit depend on the inner fold only: once for all values
+        labeled = initial_labeled(X, y, protocol.initial, n_classes,
+                                  np.random.default_rng(init_seq))
+        y_obs = np.full(len(y), np.nan)
+        y_obs[labeled] = y[labeled]
+        first = MODELS[task.model.name](n_classes=n_classes, random_state=model_seed,
+                                        **model_params(task.model, categorical))
+        first.fit(X, y_obs)
+        start = _accuracy(first, X_train[va], y_train[va])
+        for value in spec["values"]:
+            strategy = STRATEGIES[task.strategy.name](
+                **{**task.strategy.params, spec["param"]: value})
+            curves[str(value)].append([start, *_inner_rounds(
+                task, copy.deepcopy(first), strategy, X, y, X_train[va], y_train[va],
+                y_obs.copy(), min(queries, len(y) - len(labeled)), batch_size,
+                np.random.default_rng(strategy_seq))])
+    scores = {v: float(np.mean([np.mean(c) for c in cs])) for v, cs in curves.items()}
     best = max(range(len(spec["values"])), key=lambda i: (scores[str(spec["values"][i])], -i))
     return {"param": spec["param"], "value": spec["values"][best], "scores": scores}
 
 
-def _inner_curve(task: Task, X: np.ndarray, y: np.ndarray, X_val: np.ndarray,
-                 y_val: np.ndarray, n_classes: int, categorical, protocol: Protocol,
-                 queries: int, batch_size: int, strategy_params: dict, model_seed: int,
-                 init_rng: np.random.Generator, rng: np.random.Generator) -> list[float]:
-    """Validation accuracy after every round of one inner run of :func:`select_strategy_param`."""
-    labeled = initial_labeled(X, y, protocol.initial, n_classes, init_rng)
-    remaining = min(queries, len(y) - len(labeled))
-    model = MODELS[task.model.name](n_classes=n_classes, random_state=model_seed,
-                                    **model_params(task.model, categorical))
-    strategy = STRATEGIES[task.strategy.name](**strategy_params)
-    y_obs = np.full(len(y), np.nan)
-    y_obs[labeled] = y[labeled]
+def _inner_rounds(task: Task, model, strategy, X: np.ndarray, y: np.ndarray,
+                  X_val: np.ndarray, y_val: np.ndarray, y_obs: np.ndarray, remaining: int,
+                  batch_size: int, rng: np.random.Generator) -> list[float]:
+    """Validation accuracy after every round after the first fit of one inner run of
+    :func:`select_strategy_param` (``model`` fitted on ``y_obs`` already)."""
     out = []
-    while True:
-        model.fit(X, y_obs)
-        out.append(_accuracy(model, X_val, y_val))
-        if remaining <= 0:
-            return out
+    while remaining > 0:
         batch = min(batch_size, remaining)
         picked = np.asarray(strategy.query(X, y_obs.copy(), model, batch, rng), np.int64)
         _check_query(picked, y_obs, batch, task)
         y_obs[picked] = y[picked]
         remaining -= batch
+        model.fit(X, y_obs)
+        out.append(_accuracy(model, X_val, y_val))
+    return out
 
 
 def _check_query(picked: np.ndarray, y_obs: np.ndarray, batch: int, task: Task) -> None:

@@ -91,3 +91,17 @@ def test_bad_select_is_one_line(tmp_path, select, message):
     res = CliRunner().invoke(app, ["validate", str(path)])
     assert res.exit_code == 2 and message in res.output, res.output
     assert len(res.output.strip().splitlines()) == 1
+
+
+def test_a_value_scores_the_same_alone_or_beside_others(tmp_path):
+    """The shared initial set and first fit (a copy of the fitted model per value) leak no
+    state between values: each value's score equals the score it gets when selected alone."""
+    cfg = _cfg(tmp_path, {"name": "uncertainty", "label": "u", "select": SELECT})
+    task = plan(cfg)[0]
+    ds = load_datasets(cfg)["iris"]
+    together = run_task(task, ds, cfg.protocol).attrs["selected"]["scores"]
+    for value in SELECT["values"]:
+        alone_cfg = _cfg(tmp_path, {"name": "uncertainty", "label": "u", "select": {
+            **SELECT, "values": [value]}}, f"{value}.yaml")
+        alone = run_task(plan(alone_cfg)[0], ds, alone_cfg.protocol).attrs["selected"]
+        assert alone["scores"][value] == together[value]
