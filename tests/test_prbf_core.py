@@ -155,6 +155,23 @@ def test_e_step_reusing_a_spent_e_step_equals_a_fresh_one(ct):
         np.testing.assert_allclose(u, v, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("labeled", [0.0, 0.3, 0.5, 0.7, 1.0])
+def test_e_step_offsets_are_exact_for_any_share_of_labeled_rows(labeled):
+    # the E-step adds log pi_{j,y} (labeled) or log w_j (unlabeled) by a gather when most rows
+    # are labeled and by broadcasting otherwise: either way one addition per entry
+    X, y = _blobs(9, n=90)
+    y = y.astype(float)
+    y[np.random.default_rng(9).random(len(y)) >= labeled] = np.nan
+    data = prepare_data(X, y, 2, "diag")
+    p = _random_params(np.random.default_rng(9), 5, 3, 2, "diag", X)
+    w = p.weights @ p.class_priors
+    with np.errstate(divide="ignore"):
+        offset = np.where(np.isnan(y)[:, None], np.log(w)[None],
+                          np.log(p.weights.T)[np.nan_to_num(y).astype(int)])
+    for est in (e_step(data, p), e_step(data, p, reuse=e_step(data, p))):
+        np.testing.assert_array_equal(est.log_weighted, est.log_prob + offset)
+
+
 @pytest.mark.parametrize("ct", CTS)
 def test_nearly_collapsed_component_keeps_full_accuracy(ct):
     """A component with variances ~1e-10 far from the data mean: the expanded forms would lose
