@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from alprbf.models import MODELS
-from alprbf.prbf._em import e_step, predict_log_proba, prepare_data, run_em
+from alprbf.prbf._em import e_step, label_codes, predict_log_proba, prepare_data, run_em
 from alprbf.prbf._split import split_params
 from alprbf.prbf.active import StepOptions, active_step, initial_network
 from alprbf.prbf.qbc import CommitteeOptions, network_statistics, train_committee
@@ -368,3 +368,39 @@ def test_literal_reading_learner_grows_deterministically_with_finite_posteriors(
     np.testing.assert_array_equal(runs[0], runs[1])
     assert np.all(np.isfinite(runs[0]))
     np.testing.assert_allclose(np.exp(runs[0]).sum(axis=1), 1.0, rtol=1e-12)
+
+
+@pytest.mark.parametrize("model_name", ["active_prbf", "incremental_ssl_prbf"])
+def test_ignoring_unlabeled_rows_trains_on_the_labeled_rows_and_still_warm_starts(model_name):
+    # unlabeled_rows="ignore" (an ablation): every step equals the same step on the labeled
+    # rows alone, the network carries over between fits, and the pool's posteriors come from
+    # the split network (no cached posteriors of other rows)
+    X, y = _blobs(6)
+    yo = _partial(y, 24, np.random.default_rng(1))
+    params = dict(ALL_ROWS, unlabeled_rows="ignore")
+    m = MODELS[model_name](n_classes=3, random_state=0, **params)
+    m.fit(X, yo)
+    lab = ~np.isnan(yo)
+    ref = MODELS[model_name](n_classes=3, random_state=0, **ALL_ROWS)
+    ref.fit(X[lab], yo[lab])                       # "use" on the labeled rows alone
+    for name in ("means", "covariances", "weights", "class_priors"):
+        np.testing.assert_array_equal(getattr(m.network_, name), getattr(ref.network_, name))
+    np.testing.assert_array_equal(m.predict_log_proba(X), predict_log_proba(X, m.split_))
+    # later fits continue from the previous network, each on the labeled rows of that fit
+    for _ in range(4):
+        prev = m.network_
+        yo[np.flatnonzero(np.isnan(yo))[0]] = y[np.flatnonzero(np.isnan(yo))[0]]
+        lab = ~np.isnan(yo)
+        step = active_step(X[lab], label_codes(yo[lab]), prev, m.options, m.selection)
+        m.fit(X, yo)
+        np.testing.assert_array_equal(m.network_.means, step.network.means)
+        assert m.data_.n_samples == lab.sum() and m.data_.n_unlabeled == 0
+    assert m.n_steps_ == 5
+    # the default uses the pool: the same first fit on all rows differs
+    full = MODELS[model_name](n_classes=3, random_state=0, **ALL_ROWS).fit(X, yo)
+    assert full.data_.n_unlabeled > 0
+
+
+def test_unlabeled_rows_must_be_use_or_ignore():
+    with pytest.raises(ValueError, match="unlabeled_rows"):
+        StepOptions(unlabeled_rows="drop")

@@ -19,6 +19,10 @@ Both implement the committee protocol of the ``qbc_prbf`` strategy
 current *unsplit* network (eqs 40-49) and trained by semi-supervised EM on all rows of the last
 ``fit``.
 
+``unlabeled_rows: ignore`` (an ablation, not in the paper) trains every step on the labeled
+rows only; the network still carries over between fits (see
+:class:`alprbf.prbf.active.StepOptions`).
+
 ``model_size`` is the number of nodes ``J`` of the unsplit network (the quantity the algorithm
 grows); ``split_size_`` holds the number of components of the split network.
 """
@@ -91,18 +95,24 @@ class ActivePRBFLearner(Learner):
         codes = label_codes(y)
         if np.any(codes >= self.n_classes):
             raise ValueError(f"class codes must be < n_classes={self.n_classes}")
-        log_prob = None
-        if self._can_continue(X, codes):
-            log_prob = self.estep_.log_prob      # the network's Gaussians on the same rows
-        else:
-            self.network_ = initial_network(X, codes, self.n_classes,
-                                            self.options.covariance_type, self.options.reg_covar)
+        continues = self._can_continue(X, codes)
+        if not continues:
+            self.X_ = X.copy()
             self.n_steps_ = 0
             self.history_ = []
-            self.X_ = X.copy()
         self.y_codes_ = codes.copy()
-        self.data_ = prepare_data(self.X_, codes, self.n_classes, self.options.covariance_type)
-        step = active_step(self.X_, codes, self.network_, self.options, self.selection,
+        # the rows the step trains on: all of them, or the labeled ones (unlabeled_rows="ignore")
+        rows = np.flatnonzero(codes >= 0) if self.options.unlabeled_rows == "ignore" else None
+        X_fit, codes_fit = (self.X_, codes) if rows is None else (self.X_[rows], codes[rows])
+        self._fit_rows = rows
+        log_prob = None
+        if not continues:
+            self.network_ = initial_network(X_fit, codes_fit, self.n_classes,
+                                            self.options.covariance_type, self.options.reg_covar)
+        elif rows is None:
+            log_prob = self.estep_.log_prob      # the network's Gaussians on the same rows
+        self.data_ = prepare_data(X_fit, codes_fit, self.n_classes, self.options.covariance_type)
+        step = active_step(X_fit, codes_fit, self.network_, self.options, self.selection,
                            data=self.data_, log_prob=log_prob)
         self.network_, self.estep_, self.split_ = step.network, step.estep, step.split
         self._split_log_prob = step.split_estep.log_prob
@@ -127,7 +137,8 @@ class ActivePRBFLearner(Learner):
         product; they are computed once per fit.
         """
         X_ = self.X_
-        if X.shape != X_.shape or not np.array_equal(X, X_):
+        if (getattr(self, "_fit_rows", None) is not None or X.shape != X_.shape
+                or not np.array_equal(X, X_)):
             return None
         if self._fitted_log_proba is None:
             self._fitted_log_proba = log_proba_from_log_prob(self._split_log_prob, self.split_)

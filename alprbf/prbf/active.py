@@ -73,6 +73,7 @@ from ._split import split_params
 
 SELECTIONS = ("split_likelihood", "always_add")
 CANDIDATE_ROWS = ("labeled", "all")
+UNLABELED_ROWS = ("use", "ignore")
 
 
 @dataclass(frozen=True)
@@ -115,6 +116,13 @@ class StepOptions:
         where labeled-only subsets are singular).
     candidate_reg_covar : float or None, default=None
         Covariance floor of the candidates (None: ``reg_covar``).
+    unlabeled_rows : {"use", "ignore"}, default="use"
+        What the learners do with the unlabeled rows of a ``fit``: the paper's semi-supervised
+        EM on all rows ("use"), or an ablation that is not in the paper ("ignore"): every step
+        (initial node, EM, node addition, split) sees the labeled rows only, so EM is
+        supervised; the network still carries over from one fit to the next, and queries
+        still score the pool.  Read by the learners (:mod:`alprbf.models.active_prbf`), not
+        by :func:`active_step`, which trains on the rows it is given.
     """
 
     covariance_type: str = "diag"
@@ -129,12 +137,14 @@ class StepOptions:
     split_min_mass: float = 0.01
     candidate_rows: str = "labeled"
     candidate_reg_covar: float | None = None
+    unlabeled_rows: str = "use"
 
     def __post_init__(self) -> None:
         values = {f.name: getattr(self, f.name) for f in fields(self)}
         check_params("active PRBF", values,
                      choices={"covariance_type": COVARIANCE_TYPES, "split_point": SPLIT_POINTS,
-                              "candidate_rows": CANDIDATE_ROWS, "refit_current": (False, True)},
+                              "candidate_rows": CANDIDATE_ROWS, "refit_current": (False, True),
+                              "unlabeled_rows": UNLABELED_ROWS},
                      ints={"max_iter": 0, "kd_depth": 1, "partial_max_iter": 0},
                      reals={"reg_covar": 0.0, "tol": 0.0, "add_threshold": 0.0,
                             "split_min_mass": 0.0})
