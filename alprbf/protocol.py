@@ -246,15 +246,26 @@ def _accuracy(model, X: np.ndarray, y: np.ndarray) -> float:
     return float(np.mean(model.predict(X) == y))
 
 
-def _test_scores(model, X: np.ndarray, y: np.ndarray, denominator: str,
+def _rows_accuracy(model, X: np.ndarray, y: np.ndarray, rows: np.ndarray | None = None
+                   ) -> float:
+    """Accuracy on ``X[rows]`` (all of ``X`` when None) through ``model.predict_rows``, which
+    lets a learner answer from what its fit on ``X`` already computed."""
+    y = y if rows is None else y[rows]
+    if len(y) == 0:
+        return 0.0
+    return float(np.mean(model.predict_rows(X, rows) == y))
+
+
+def _test_scores(predicted: np.ndarray, y: np.ndarray, denominator: str,
                  n_train: int) -> tuple[float, float]:
-    """``(test_error, test_accuracy)``: misclassified tested rows over the tested rows
-    (``"tested"``) or over the training part's rows (``"training"``, see
-    :class:`~alprbf.config.Protocol`); the accuracy is one minus the error."""
+    """``(test_error, test_accuracy)`` of the predictions of the tested rows: misclassified
+    rows over the tested rows (``"tested"``) or over the training part's rows
+    (``"training"``, see :class:`~alprbf.config.Protocol`); the accuracy is one minus the
+    error."""
     if denominator == "tested":
-        accuracy = _accuracy(model, X, y)
+        accuracy = float(np.mean(predicted == y)) if len(y) else 0.0
         return 1.0 - accuracy, accuracy
-    error = float(np.count_nonzero(model.predict(X) != y)) / n_train
+    error = float(np.count_nonzero(predicted != y)) / n_train
     return error, 1.0 - error
 
 
@@ -362,11 +373,16 @@ def run_task(task: Task, ds: Dataset, protocol: Protocol,
         last = it == n_rounds
         if it % protocol.evaluate_every == 0 or last:
             t0 = time.perf_counter()
-            X_test, y_test = fixed_test or (X_train[~is_labeled], y_train[~is_labeled])
-            test_error, test_acc = _test_scores(model, X_test, y_test,
-                                                protocol.error_denominator, len(train))
-            train_acc = _accuracy(model, X_train, y_train)
-            labeled_acc = _accuracy(model, X_train[is_labeled], y_train[is_labeled])
+            if fixed_test is None:    # the unlabeled rest of the training part
+                tested = np.flatnonzero(~is_labeled)
+                predicted, y_test = model.predict_rows(X_train, tested), y_train[tested]
+            else:
+                X_test, y_test = fixed_test
+                predicted = model.predict(X_test)
+            test_error, test_acc = _test_scores(predicted, y_test, protocol.error_denominator,
+                                                len(train))
+            train_acc = _rows_accuracy(model, X_train, y_train)
+            labeled_acc = _rows_accuracy(model, X_train, y_train, np.flatnonzero(is_labeled))
             eval_seconds = time.perf_counter() - t0
             rows.append({
                 "experiment": task.experiment, "dataset": dl, "model": task.model.label,

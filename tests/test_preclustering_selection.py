@@ -71,6 +71,24 @@ def test_cached_rows_equal_a_fresh_computation():
                                learner.estimator_.selection_scores(X[rows]), rtol=1e-9)
 
 
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_predictions_of_the_fitted_rows_come_from_the_cache_and_equal_predict(seed):
+    # the loop evaluates on the fit's rows through predict_rows, which the learner answers
+    # from the posteriors cached at the fit; they equal a fresh prediction
+    X, _, y_obs, learner = fitted(seed)
+    rows = np.flatnonzero(np.isnan(y_obs))
+    np.testing.assert_array_equal(learner.predict_rows(X, rows), learner.predict(X[rows]))
+    np.testing.assert_array_equal(learner.predict_rows(X), learner.predict(X))
+    calls = []
+    learner.estimator_.predict_log_proba = lambda Z: calls.append(Z) or None
+    learner.predict_rows(X, rows)
+    assert not calls                                  # nothing recomputed for the fit's rows
+    other = X[:5] + 1.0                               # other rows: a fresh prediction
+    learner.estimator_.__dict__.pop("predict_log_proba")
+    np.testing.assert_array_equal(learner.predict_rows(other, np.arange(5)),
+                                  learner.predict(other))
+
+
 @settings(max_examples=50, deadline=None)
 @given(seed=st.integers(0, 10_000), k=st.integers(2, 5))
 def test_expected_error_is_one_minus_the_posterior_gap(seed, k):

@@ -65,6 +65,12 @@ class Learner:
     def predict(self, X: np.ndarray) -> np.ndarray:
         return np.argmax(self.predict_log_proba(X), axis=1)
 
+    def predict_rows(self, X: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        """``predict(X[rows])`` (``predict(X)`` when ``rows`` is None): the loop's evaluation
+        on the training part.  Learners that keep the posteriors of the rows they were fitted
+        on override this to skip the recomputation."""
+        return self.predict(X if rows is None else X[rows])
+
     def predict_log_proba_rows(self, X: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """``predict_log_proba(X[rows])``; learners that keep the posteriors of the rows they
         were fitted on (``X`` of the last ``fit``) override this to skip the recomputation."""

@@ -38,6 +38,17 @@ class PreclusteringLearner(EstimatorLearner):
             return est.log_proba_rows(rows)
         return self.predict_log_proba(X[rows])
 
+    def predict_rows(self, X, rows=None):
+        """The class of largest posterior from the posteriors cached at the fit (every row of
+        the fit's ``X`` is scored there for the query).  They come from the fit's memberships
+        rather than from :meth:`predict_log_proba`'s recomputed distances, which can differ
+        by an ulp (1e-16 in log space), so only an exact tie could change a prediction."""
+        est = self.estimator_
+        if est is not None and est.fitted_rows(X):
+            log_proba = est.log_proba_fit_ if rows is None else est.log_proba_rows(rows)
+            return np.argmax(log_proba, axis=1)
+        return super().predict_rows(X, rows)
+
     def selection_scores(self, X: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """``(1 - |f(x)|) p(x)`` of the rows ``X[rows]`` (eq 30), shape (len(rows),); zeros
         before the first label."""
