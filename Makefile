@@ -83,6 +83,7 @@ RECORD_CHECKS := \
   configs/table_001.yaml|results/table-001-full/table_001|--only 'iris__incremental_prbf_split__*' \
     --only 'wine__incremental_prbf_split__*' --only 'new-thyroid__incremental_prbf_split__*'; \
   configs/table_002.yaml|results/table-002-full/table_002|--only 'pima__*'; \
+  configs/table_004.yaml|results/table-004-full/table_004|--only 'mnist-n1250-3__*'; \
   configs/table_000.yaml|results/table-000-full/table_000|--only 'segmentation__active_prbf_literal__posterior_ratio__r0__f0';
 
 check-record: install  ## re-run a cheap subset of the recorded tasks; fail if any row changed
