@@ -104,7 +104,6 @@ class ActivePRBFLearner(Learner):
         # the rows the step trains on: all of them, or the labeled ones (unlabeled_rows="ignore")
         rows = np.flatnonzero(codes >= 0) if self.options.unlabeled_rows == "ignore" else None
         X_fit, codes_fit = (self.X_, codes) if rows is None else (self.X_[rows], codes[rows])
-        self._fit_rows = rows
         log_prob = None
         if not continues:
             self.network_ = initial_network(X_fit, codes_fit, self.n_classes,
@@ -137,8 +136,8 @@ class ActivePRBFLearner(Learner):
         product; they are computed once per fit.
         """
         X_ = self.X_
-        if (getattr(self, "_fit_rows", None) is not None or X.shape != X_.shape
-                or not np.array_equal(X, X_)):
+        if (self.options.unlabeled_rows == "ignore"     # the step saw the labeled rows only
+                or X.shape != X_.shape or not np.array_equal(X, X_)):
             return None
         if self._fitted_log_proba is None:
             self._fitted_log_proba = log_proba_from_log_prob(self._split_log_prob, self.split_)
