@@ -39,15 +39,12 @@ class PreclusteringLearner(EstimatorLearner):
         return self.predict_log_proba(X[rows])
 
     def predict_rows(self, X, rows=None):
-        """The class of largest posterior from the posteriors cached at the fit (every row of
-        the fit's ``X`` is scored there for the query).  They come from the fit's memberships
-        rather than from :meth:`predict_log_proba`'s recomputed distances, which can differ
-        by an ulp (1e-16 in log space), so only an exact tie could change a prediction."""
-        est = self.estimator_
-        if est is not None and est.fitted_rows(X):
-            log_proba = est.log_proba_fit_ if rows is None else est.log_proba_rows(rows)
-            return np.argmax(log_proba, axis=1)
-        return super().predict_rows(X, rows)
+        """The class of largest posterior by :meth:`predict_log_proba_rows`, which answers the
+        fit's rows from the posteriors cached at the fit.  Those come from the fit's
+        memberships rather than from recomputed distances (they can differ by 1e-16 in log
+        space), so only an exact tie could change a prediction."""
+        return np.argmax(self.predict_log_proba_rows(X, slice(None) if rows is None else rows),
+                         axis=1)
 
     def selection_scores(self, X: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """``(1 - |f(x)|) p(x)`` of the rows ``X[rows]`` (eq 30), shape (len(rows),); zeros
