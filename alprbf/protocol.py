@@ -240,10 +240,13 @@ def check_training_part(y_train: np.ndarray, n_classes: int, protocol: Protocol)
 # --------------------------------------------------------------------------- the loop
 
 
+def _hit_rate(predicted: np.ndarray, y: np.ndarray) -> float:
+    """Share of ``predicted == y`` (0 when there is no row)."""
+    return float(np.mean(predicted == y)) if len(y) else 0.0
+
+
 def _accuracy(model, X: np.ndarray, y: np.ndarray) -> float:
-    if len(y) == 0:
-        return 0.0
-    return float(np.mean(model.predict(X) == y))
+    return _hit_rate(model.predict(X), y) if len(y) else 0.0
 
 
 def _rows_accuracy(model, X: np.ndarray, y: np.ndarray, rows: np.ndarray | None = None
@@ -251,9 +254,7 @@ def _rows_accuracy(model, X: np.ndarray, y: np.ndarray, rows: np.ndarray | None 
     """Accuracy on ``X[rows]`` (all of ``X`` when None) through ``model.predict_rows``, which
     lets a learner answer from what its fit on ``X`` already computed."""
     y = y if rows is None else y[rows]
-    if len(y) == 0:
-        return 0.0
-    return float(np.mean(model.predict_rows(X, rows) == y))
+    return _hit_rate(model.predict_rows(X, rows), y) if len(y) else 0.0
 
 
 def _test_scores(predicted: np.ndarray, y: np.ndarray, denominator: str,
@@ -263,7 +264,7 @@ def _test_scores(predicted: np.ndarray, y: np.ndarray, denominator: str,
     (``"training"``, see :class:`~alprbf.config.Protocol`); the accuracy is one minus the
     error."""
     if denominator == "tested":
-        accuracy = float(np.mean(predicted == y)) if len(y) else 0.0
+        accuracy = _hit_rate(predicted, y)
         return 1.0 - accuracy, accuracy
     error = float(np.count_nonzero(predicted != y)) / n_train
     return error, 1.0 - error
