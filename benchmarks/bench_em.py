@@ -18,11 +18,22 @@ Usage::
         --unlabeled 0.96
 
 Prints one line per case with the median times (ms) and the ratio ours / sklearn (goal <= 0.5).
+
+Allocator state.  sklearn's iteration allocates several (n, M) temporaries; glibc serves an
+allocation above its mmap threshold with fresh pages (a page fault per 4 KiB) and raises that
+threshold the first time such a block is freed, so the same sklearn iteration took 4 ms or
+9-12 ms (diag, 8 800 x 16) depending on which cases had run before it in the process.  The
+benchmark therefore fixes the state before any case: ``--malloc heap`` (default) sets glibc's
+mmap and trim thresholds to 1 GiB with ``mallopt`` -- the state a long-running process reaches
+by itself, and what both sides get -- and ``--malloc default`` leaves glibc's dynamic rule
+(ratios then depend on the order of the cases).
 """
 
 from __future__ import annotations
 
 import argparse
+import ctypes
+import ctypes.util
 import time
 import warnings
 
@@ -33,6 +44,19 @@ from threadpoolctl import threadpool_limits
 from alprbf.prbf import PRBFParams, e_step, m_step, prepare_data
 
 CASES = [(8800, 16, 20, 10), (4500, 62, 20, 10)]   # (N, d, M, K): pen digits / optical digits
+
+
+def fix_allocator(mode: str) -> str:
+    """Put glibc's allocator in a fixed state (see the module docstring); returns what was done."""
+    if mode == "default":
+        return "glibc default (dynamic mmap threshold)"
+    name = ctypes.util.find_library("c")
+    try:
+        libc = ctypes.CDLL(name)
+        ok = libc.mallopt(-3, 1 << 30) and libc.mallopt(-1, 1 << 30)  # M_MMAP/M_TRIM_THRESHOLD
+    except (OSError, AttributeError, TypeError):
+        ok = 0
+    return "heap (mallopt thresholds 1 GiB)" if ok else "glibc default (mallopt unavailable)"
 
 
 def make_data(n: int, d: int, K: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -95,7 +119,10 @@ def main() -> None:
                     help="fraction of unlabeled rows (overrides --ssl)")
     ap.add_argument("--components", type=int, nargs="*", default=None,
                     help="numbers of components M to run instead of the default 20")
+    ap.add_argument("--malloc", choices=["heap", "default"], default="heap",
+                    help="allocator state for both sides (see the module docstring)")
     args = ap.parse_args()
+    print(f"allocator: {fix_allocator(args.malloc)}")
     frac = args.unlabeled if args.unlabeled is not None else (0.5 if args.ssl else 0.0)
     cases = [(n, d, m, K) for n, d, M, K in CASES for m in (args.components or [M])]
     print(f"{'N':>6} {'d':>3} {'M':>3} {'K':>3} {'cov':>9} {'ours ms':>9} {'sklearn ms':>10} "
