@@ -107,6 +107,16 @@ def test_selected_prbf_split_matches_manual_inner_cv():
     assert np.array_equal(sel.predict(X), ref.predict(X))
 
 
+@pytest.mark.parametrize("init", ["kmeans", "random_from_data"])
+def test_selected_prbf_split_passes_its_initialisation_to_every_fit(init):
+    X, y = _data()
+    sel = SelectedPRBFSplit(max_components=2, covariance_types=("diag",), inner_folds=3,
+                            n_init=2, init_params=init, random_state=0).fit(X, y)
+    ref = PRBFSplit(n_components=sel.selected_m_, covariance_type="diag", n_init=2,
+                    init_params=init, random_state=0).fit(X, y)
+    assert np.array_equal(sel.predict_proba(X), ref.predict_proba(X))
+
+
 def test_bad_parameters_are_value_errors():
     X, y = _data()
     with pytest.raises(ValueError, match="covariance_type"):
@@ -115,3 +125,5 @@ def test_bad_parameters_are_value_errors():
         SelectedIncrementalPRBFSplit(covariance_types=("full", "bad")).fit(X, y)
     with pytest.raises(ValueError, match="m_grid"):
         SelectedPRBFSplit(max_components=3, m_grid=[5]).fit(X, y)
+    with pytest.raises(ValueError, match="init_params"):
+        SelectedPRBFSplit(init_params="kmean").fit(X, y)

@@ -37,7 +37,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..validation import check_int, check_params
 from ._base import PRBFClassifierBase
-from ._em import e_step, fit_em, predict_log_proba, prepare_data, run_em
+from ._em import INIT_METHODS, e_step, fit_em, predict_log_proba, prepare_data, run_em
 from ._incremental import AdditionInfo, one_component_params, propose_component
 from ._kdtree import SPLIT_POINTS
 from ._params import COVARIANCE_TYPES, PRBFParams
@@ -396,7 +396,8 @@ class SelectedPRBFSplit(_SelectedBase):
     """The PRBFsplit baseline of 001 §IV with the same inner-CV selection.
 
     For every ``m`` in ``m_grid`` (default 1..max_components) and covariance type, EM with
-    fixed ``m`` (best likelihood of ``n_init`` = 5 k-means-initialised restarts, as 001) is
+    fixed ``m`` (best likelihood of ``n_init`` = 5 restarts, as 001; k-means-initialised by
+    default, which 001 does not specify) is
     followed by the split; the best ``(m, covariance type)`` by mean validation error is
     retrained on all the data.
 
@@ -409,6 +410,9 @@ class SelectedPRBFSplit(_SelectedBase):
     inner_folds : int, default=9
     cv_seed : int, default=0
     n_init : int, default=5
+    init_params : {"kmeans", "random_from_data"}, default="kmeans"
+        How each EM restart starts: k-means (sklearn's GaussianMixture default) or means at
+        random rows.  001 restarts EM "with different initializations" without saying how.
     reg_covar, tol, max_iter, split_min_mass
         EM / split settings.
     classes : array-like or None, default=None
@@ -429,13 +433,14 @@ class SelectedPRBFSplit(_SelectedBase):
     def __init__(self, max_components=30, m_grid=None,
                  covariance_types=("spherical", "diag", "full"), inner_folds=9, cv_seed=0,
                  n_init=5, reg_covar=1e-6, tol=1e-4, max_iter=200, split_min_mass=1e-3,
-                 classes=None, random_state=None):
+                 classes=None, random_state=None, init_params="kmeans"):
         self.max_components = max_components
         self.m_grid = m_grid
         self.covariance_types = covariance_types
         self.inner_folds = inner_folds
         self.cv_seed = cv_seed
         self.n_init = n_init
+        self.init_params = init_params
         self.reg_covar = reg_covar
         self.tol = tol
         self.max_iter = max_iter
@@ -452,7 +457,8 @@ class SelectedPRBFSplit(_SelectedBase):
         self._check_common()
         check_params(type(self).__name__, self.get_params(),
                      ints={"max_components": 1, "n_init": 1, "max_iter": 0},
-                     reals={"reg_covar": None, "tol": None, "split_min_mass": None})
+                     reals={"reg_covar": None, "tol": None, "split_min_mass": None},
+                     choices={"init_params": INIT_METHODS})
         grid = self._grid()
         if not grid or grid[0] < 1 or grid[-1] > self.max_components:
             raise ValueError(f"{type(self).__name__}: invalid m_grid={self.m_grid!r}; valid: "
@@ -462,7 +468,8 @@ class SelectedPRBFSplit(_SelectedBase):
         data = prepare_data(X, codes, n_classes, ct)
         m = min(m, X.shape[0])
         res = fit_em(data, m, tol=self.tol, max_iter=self.max_iter, reg_covar=self.reg_covar,
-                     n_init=self.n_init, random_state=self.random_state)
+                     n_init=self.n_init, init_params=self.init_params,
+                     random_state=self.random_state)
         return split_params(data, res.params, res.estep, reg_covar=self.reg_covar,
                             min_mass=self.split_min_mass).params, res.n_iter
 
