@@ -74,6 +74,10 @@ class LoopState:
     remaining: int
 
 
+CHECKPOINTS_DIR = "checkpoints"
+"""Sub-directory of a results directory that holds the checkpoints of tasks in flight."""
+
+
 def checkpoint_file(directory: Path, task_id: str) -> Path:
     """The checkpoint of task ``task_id`` in ``directory``."""
     return Path(directory) / f"{task_id}.pkl"

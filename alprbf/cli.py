@@ -214,6 +214,54 @@ def check_record(
     typer.echo(f"{record}: {len(checked)} re-run tasks identical to the record")
 
 
+@app.command()
+@user_errors
+def status(
+    config: Annotated[Path, typer.Argument(help="Experiment YAML file.")],
+    out: Annotated[Path | None, typer.Option(
+        help="Results directory (default: the one `alprbf run` writes to).")] = None,
+    scale: Annotated[str, typer.Option(help="smoke or full (or a scale the config defines).")]
+    = "full",
+    only: Annotated[list[str] | None, typer.Option(
+        help="Count only tasks whose id matches this pattern; repeatable.")] = None,
+) -> None:
+    """How far a run has got: tasks finished, in flight and to do per cell (read only).
+
+    With the task-hours of the finished tasks and a projection of the rest from them.
+    """
+    from rich.console import Console
+    from rich.table import Table
+
+    from .config import load_config
+    from .status import run_status
+
+    st = run_status(load_config(config).with_scale(scale), out, only)
+
+    def hours(s: float | None) -> str:
+        return "?" if s is None else f"{s / 3600:.2f}"
+
+    table = Table(title=f"{st.out}", show_footer=True)
+    table.add_column("data set", "total", no_wrap=True)
+    table.add_column("method", no_wrap=True)
+    table.add_column("finished", f"{st.total('finished')}/{st.total('planned')}",
+                     justify="right")
+    table.add_column("in flight", str(st.total("in_flight")), justify="right")
+    table.add_column("task-h", hours(st.total("seconds")), justify="right")
+    table.add_column("to do, h", hours(st.projected_seconds), justify="right")
+    for c in st.cells:
+        done = f"{c.finished}/{c.planned}" + (f" ({c.damaged} damaged)" if c.damaged else "")
+        table.add_row(c.dataset, c.method, done, str(c.in_flight or ""), hours(c.seconds),
+                      hours(c.projected_seconds) if c.to_do else "")
+    console = Console()
+    if not console.is_terminal:   # a pipe or a file: no 80-column wrapping
+        console = Console(width=160)
+    console.print(table)
+    typer.echo("to do, h: projected from the finished tasks of the same cell (?: none "
+               "finished yet)")
+    typer.echo(f"held by: {st.holder}" if st.holder
+               else "no run holds this directory now")
+
+
 LIST_KINDS = ("datasets", "models", "strategies")
 
 

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .errors import UserError
@@ -268,6 +269,15 @@ def read_task(path: str | Path) -> pd.DataFrame:
         If the file is unreadable, lacks columns of the schema or does not match it.
     """
     return _read_table(Path(path)).to_pandas()
+
+
+def task_seconds(path: str | Path) -> float:
+    """Summed wall-clock seconds of one task file's rows (its :data:`TIMING_COLUMNS`; a
+    column an older file lacks, or a null, counts 0).  Reads only those columns."""
+    pf = pq.ParquetFile(path)
+    cols = [c for c in TIMING_COLUMNS if c in pf.schema_arrow.names]
+    table = pf.read(columns=cols)
+    return float(sum(pc.sum(table[c]).as_py() or 0.0 for c in cols))
 
 
 def run_digest(out: str | Path) -> str | None:

@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
-from .checkpoint import checkpoint_file
+from .checkpoint import CHECKPOINTS_DIR, checkpoint_file
 from .config import Config
 from .cpu import kernel_report
 from .datasets import DATASETS, Dataset
@@ -321,7 +321,7 @@ def run_experiment(cfg: Config, out: str | Path | None = None, *, jobs: int = 1,
     out = Path(out) if out is not None else default_out_dir(cfg)
     all_tasks = plan(cfg)
     tasks = select_tasks(all_tasks, only)
-    ckpt_dir = out / "checkpoints"
+    ckpt_dir = out / CHECKPOINTS_DIR
     checkpoints = None if checkpoint_every is None else CheckpointPlan(
         ckpt_dir, f"{cfg.digest()}:{__version__}", float(checkpoint_every))
     with _output_errors(out):

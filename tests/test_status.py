@@ -1,0 +1,114 @@
+"""`alprbf status`: tasks finished, in flight and to do of a partial run, read only."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from alprbf.checkpoint import CHECKPOINTS_DIR, checkpoint_file
+from alprbf.cli import app
+from alprbf.config import load_config
+from alprbf.errors import UserError
+from alprbf.fileio import exclusive_lock, lock_holder
+from alprbf.results import TIMING_COLUMNS, read_task, task_file, task_files, task_seconds
+from alprbf.runner import run_experiment
+from alprbf.status import run_status
+
+from .conftest import write_config
+
+
+def _partial_run(tmp_path):
+    """tiny config (iris, 2 models x 2 strategies x 2 folds = 8 tasks), fold 0 only run."""
+    cfg = load_config(write_config(tmp_path / "tiny.yaml"))
+    out = tmp_path / "r"
+    run_experiment(cfg, out, progress=False, only=["*__f0"])
+    return cfg, out
+
+
+def _snapshot(out):
+    return {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+
+
+def test_counts_per_cell_and_task_seconds(tmp_path):
+    cfg, out = _partial_run(tmp_path)
+    st = run_status(cfg, out)
+    assert [(c.dataset, c.method) for c in st.cells] == [
+        ("iris", m) for m in ("gaussian_nb / random", "gaussian_nb / uncertainty",
+                              "logistic_regression / random",
+                              "logistic_regression / uncertainty")]
+    assert all((c.planned, c.finished, c.in_flight, c.damaged) == (2, 1, 0, 0)
+               for c in st.cells)
+    assert st.total("finished") == 4 and st.total("planned") == 8
+    # the seconds are the task files' timing columns, summed (brute force over the rows)
+    for c in st.cells:
+        model, strategy = c.method.split(" / ")
+        path = task_file(out, f"iris__{model}__{strategy}__r0__f0")
+        df = read_task(path)
+        assert c.seconds == pytest.approx(float(df[list(TIMING_COLUMNS)].sum().sum()))
+        assert task_seconds(path) == pytest.approx(c.seconds)
+        assert c.projected_seconds == pytest.approx(c.seconds)   # one of two left, same mean
+    assert st.holder is None
+
+
+def test_checkpoint_damaged_file_and_only(tmp_path):
+    cfg, out = _partial_run(tmp_path)
+    checkpoint_file(out / CHECKPOINTS_DIR, "iris__gaussian_nb__random__r0__f1").write_bytes(b"x")
+    damaged = task_file(out, "iris__logistic_regression__random__r0__f0")
+    damaged.write_bytes(damaged.read_bytes() + b"\0")
+    before = _snapshot(out)
+    st = run_status(cfg, out)
+    by = {c.method: c for c in st.cells}
+    assert by["gaussian_nb / random"].in_flight == 1
+    assert (by["logistic_regression / random"].finished,
+            by["logistic_regression / random"].damaged) == (0, 1)
+    assert by["logistic_regression / random"].projected_seconds is None
+    assert st.projected_seconds is None       # a cell has nothing finished to project from
+    assert _snapshot(out) == before           # read only: the damaged file is left alone
+    only = run_status(cfg, out, ["*__uncertainty__*"])
+    assert [c.method for c in only.cells] == ["gaussian_nb / uncertainty",
+                                              "logistic_regression / uncertainty"]
+
+
+def test_complete_run_projects_zero_and_holder_is_reported(tmp_path):
+    cfg = load_config(write_config(tmp_path / "tiny.yaml"))
+    out = tmp_path / "r"
+    run_experiment(cfg, out, progress=False)
+    st = run_status(cfg, out)
+    assert st.total("finished") == st.total("planned") == len(task_files(out)) == 8
+    assert st.projected_seconds == 0.0
+    with exclusive_lock(out, "alprbf run of config 'tiny' (pid 1)"):
+        assert lock_holder(out) == "alprbf run of config 'tiny' (pid 1)"
+        assert run_status(cfg, out).holder == "alprbf run of config 'tiny' (pid 1)"
+    assert lock_holder(out) is None
+    run_experiment(cfg, out, progress=False)  # the test did not leave the directory busy
+
+
+def test_no_results_yet(tmp_path):
+    cfg = load_config(write_config(tmp_path / "tiny.yaml"))
+    st = run_status(cfg, tmp_path / "nothing")
+    assert st.total("finished") == 0 and st.total("planned") == 8 and st.holder is None
+
+
+def test_another_configs_directory_is_refused(tmp_path):
+    _, out = _partial_run(tmp_path)
+    other = load_config(write_config(tmp_path / "other.yaml", name="other",
+                                     protocol={"folds": 3, "seed": 7, "budget": 6,
+                                               "initial": {"method": "random", "size": 6}}))
+    with pytest.raises(UserError, match="different config"):
+        run_status(other, out)
+
+
+def test_status_command(tmp_path):
+    cfg, out = _partial_run(tmp_path)
+    res = CliRunner().invoke(app, ["status", str(tmp_path / "tiny.yaml"), "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "4/8" in res.output and "logistic_regression / uncertainty" in res.output
+    assert "no run holds this directory now" in res.output
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump({**yaml.safe_load((tmp_path / "tiny.yaml").read_text()),
+                                   "name": "bad", "protocol": {"folds": 5, "seed": 7,
+                                                               "budget": 6}}))
+    res = CliRunner().invoke(app, ["status", str(bad), "--out", str(out)])
+    assert res.exit_code == 2 and "different config" in res.output
+    assert "Traceback" not in res.output
