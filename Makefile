@@ -78,13 +78,17 @@ tables: table-000 table-001 table-002 table-003 table-004  ## all the papers' ta
 
 # The drift guard: cheap, representative recorded tasks re-run and compared bit for bit with the
 # record (results/table-NNN-full/, tracked).  A table not recorded yet is said, not skipped
-# silently.  Entries end with ';', fields are config|record directory|--only patterns.
+# silently.  Entries end with ';', fields are config|record directory|--only patterns (and
+# --queries N: only the first N queries of tasks too slow to re-run whole, the QBC folds).
 RECORD_CHECKS := \
   configs/table_001.yaml|results/table-001-full/table_001|--only 'iris__incremental_prbf_split__*' \
     --only 'wine__incremental_prbf_split__*' --only 'new-thyroid__incremental_prbf_split__*'; \
   configs/table_002.yaml|results/table-002-full/table_002|--only 'pima__*'; \
   configs/table_004.yaml|results/table-004-full/table_004|--only 'mnist-n1250-3__*'; \
-  configs/table_000.yaml|results/table-000-full/table_000|--only 'segmentation__active_prbf_literal__posterior_ratio__r0__f0';
+  configs/table_000.yaml|results/table-000-full/table_000|--only 'segmentation__active_prbf_literal__posterior_ratio__r0__f0'; \
+  configs/table_000.yaml|results/table-000-full/table_000|--queries 40 \
+    --only 'segmentation__incremental_ssl_prbf_literal__qbc_prbf__r0__f0' \
+    --only 'waveform__incremental_ssl_prbf_literal__qbc_prbf__r0__f0';
 
 check-record: install  ## re-run a cheap subset of the recorded tasks; fail if any row changed
 	@echo "$(RECORD_CHECKS)" | tr ';' '\n' | sed '/^ *$$/d' | \

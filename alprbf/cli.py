@@ -192,6 +192,9 @@ def check_record(
         help="Re-run the recorded tasks whose id matches this pattern; repeatable.")],
     scale: Annotated[str, typer.Option(help="The scale the record was made at.")] = "full",
     jobs: Annotated[int, typer.Option("--jobs", "-j", help="Parallel workers.")] = 1,
+    queries: Annotated[int | None, typer.Option(
+        help="Re-run only each task's first N queries and compare those rows (for tasks too "
+             "slow to re-run whole).")] = None,
 ) -> None:
     """Re-run some recorded tasks and compare them bit for bit with the record.
 
@@ -200,7 +203,8 @@ def check_record(
     from .config import load_config
     from .record import check_record as check
 
-    checked, differences = check(load_config(config, scale=scale), record, only, jobs=jobs)
+    checked, differences = check(load_config(config, scale=scale), record, only, jobs=jobs,
+                                 queries=queries)
     if not checked and not differences:
         typer.echo(f"{record}: none of the tasks matching {' '.join(only)} is recorded yet "
                    "(nothing to check)")
@@ -211,7 +215,8 @@ def check_record(
         typer.echo(f"{len(differences)} of {len(checked)} re-run tasks differ from {record}; "
                    "fix the change or re-record the table (README: reproduction record)")
         raise typer.Exit(1)
-    typer.echo(f"{record}: {len(checked)} re-run tasks identical to the record")
+    part = "" if queries is None else f" over their first {queries} queries"
+    typer.echo(f"{record}: {len(checked)} re-run tasks identical to the record{part}")
 
 
 @app.command()

@@ -329,7 +329,8 @@ class Difference:
 
 
 def compare_results(dir_a: str | Path, dir_b: str | Path, ignore: Sequence[str] = (),
-                    tasks: Iterable[str] | None = None) -> list[Difference]:
+                    tasks: Iterable[str] | None = None, prefix: bool = False
+                    ) -> list[Difference]:
     """Compare two results directories task file by task file, timing columns aside.
 
     Both directories must hold the same task ids; the files of a task must have the same
@@ -345,6 +346,12 @@ def compare_results(dir_a: str | Path, dir_b: str | Path, ignore: Sequence[str] 
     tasks : iterable of str, optional
         Compare only these task ids (each must be in both directories); default: every task
         of either directory.
+    prefix : bool, default=False
+        ``dir_b`` holds the first queries of ``dir_a``'s tasks (a shorter budget): compare
+        each of its files with as many first rows of ``dir_a``'s.  Its last row is left out
+        unless ``dir_a``'s row at that place has the same ``iteration`` and ``n_labeled``: a
+        shorter budget evaluates its last round even off the ``evaluate_every`` grid, and
+        its last batch may be partial.
 
     Returns
     -------
@@ -368,8 +375,10 @@ def compare_results(dir_a: str | Path, dir_b: str | Path, ignore: Sequence[str] 
         elif task_id not in files_a:
             out.append(Difference(task_id, f"only in {dir_b}"))
         else:
-            what = _table_difference(_read_table(files_a[task_id]),
-                                     _read_table(files_b[task_id]), ignore)
+            a, b = _read_table(files_a[task_id]), _read_table(files_b[task_id])
+            if prefix:
+                a, b = _first_rows(a, b)
+            what = _table_difference(a, b, ignore)
             if what:
                 out.append(Difference(task_id, what))
     return out
@@ -379,6 +388,19 @@ def _task_files_by_id(out: str | Path) -> dict[str, Path]:
     if not (Path(out) / TASKS_DIR).is_dir():
         raise UserError(f"{out} is not a results directory (it has no {TASKS_DIR}/ folder)")
     return {p.stem: p for p in task_files(out)}
+
+
+def _first_rows(a: pa.Table, b: pa.Table) -> tuple[pa.Table, pa.Table]:
+    """``a`` and ``b`` cut to the rows that a prefix run ``b`` of ``a`` must share with it
+    (see :func:`compare_results`); a ``b`` longer than ``a`` is left whole (and differs)."""
+    n = b.num_rows
+    if n == 0 or n > a.num_rows:
+        return a, b
+    last = n - 1
+    if any(a.column(c)[last].as_py() != b.column(c)[last].as_py()
+           for c in ("iteration", "n_labeled")):
+        n = last
+    return a.slice(0, n), b.slice(0, n)
 
 
 def _table_difference(a: pa.Table, b: pa.Table, ignore: Sequence[str] = ()) -> str:

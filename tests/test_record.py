@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
 import yaml
 from typer.testing import CliRunner
 
 from alprbf.cli import app
 from alprbf.config import parse_config
+from alprbf.errors import UserError
 from alprbf.record import check_record
 from alprbf.results import read_task, task_files, write_task
 from alprbf.runner import run_experiment
@@ -81,3 +83,62 @@ def test_patterns_not_recorded_yet_check_nothing_and_say_so(tmp_path):
     path.write_text(yaml.safe_dump(CONFIG))
     out = CliRunner().invoke(app, ["check-record", str(path), str(record), "--only", "wine__*"])
     assert out.exit_code == 0 and "recorded yet (nothing to check)" in out.output
+
+
+# ------------------------------------------------------------------ first queries only (--queries)
+
+LONG = {**CONFIG, "dataset": [{"name": "iris"}],
+        "protocol": {**CONFIG["protocol"], "budget": 8, "batch_size": 2, "evaluate_every": 2}}
+
+
+def _long_record(tmp_path):
+    cfg = parse_config(LONG)
+    run_experiment(cfg, tmp_path / "record", progress=False)
+    return cfg, tmp_path / "record"
+
+
+@pytest.mark.parametrize("queries", [1, 2, 3, 4, 6, 8, 50])
+def test_first_queries_rerun_matches_the_record(tmp_path, queries):
+    # batches of 2, rows every 2 rounds: 1 and 3 queries round up to whole batches, 2 and 6 end off
+    # the evaluation grid; 50 is more than the budget (the whole task)
+    cfg, record = _long_record(tmp_path)
+    checked, diffs = check_record(cfg, record, ["*"], queries=queries)
+    assert len(checked) == 4 and diffs == []
+
+
+def test_first_queries_detect_a_change_inside_them_only(tmp_path):
+    cfg, record = _long_record(tmp_path)
+    path = next(p for p in task_files(record) if p.stem.startswith("iris__prbf"))
+    df = read_task(path)
+    assert df.iteration.tolist() == [0, 2, 4]        # rows at rounds 0, 2 and the last (4)
+    late = df.copy()
+    late.loc[2, "test_error"] += 1e-12                 # the last row: beyond 4 queries
+    write_task(late, path)
+    assert check_record(cfg, record, ["iris__prbf*"], queries=4)[1] == []
+    _, diffs = check_record(cfg, record, ["iris__prbf*"], queries=8)
+    assert [d.task_id for d in diffs] == [path.stem] and "test_error" in diffs[0].what
+    early = df.copy()
+    early.loc[1, "queried"] = [int(early.loc[1, "queried"][0]) + 1, *early.loc[1, "queried"][1:]]
+    write_task(early, path)
+    _, diffs = check_record(cfg, record, ["iris__prbf*"], queries=4)
+    assert [d.task_id for d in diffs] == [path.stem] and "queried" in diffs[0].what
+
+
+def test_first_queries_are_refused_for_inner_cv_selection_and_nonpositive(tmp_path):
+    cfg = parse_config({**LONG, "strategy": {"name": "uncertainty", "select": {
+        "param": "measure", "values": ["margin", "entropy"], "folds": 2}}})
+    run_experiment(cfg, tmp_path / "record", progress=False)
+    with pytest.raises(UserError, match="inner CV"):
+        check_record(cfg, tmp_path / "record", ["*"], queries=2)
+    with pytest.raises(UserError, match="--queries must be >= 1"):
+        check_record(cfg, tmp_path / "record", ["*"], queries=0)
+
+
+def test_check_record_command_with_queries(tmp_path):
+    _, record = _long_record(tmp_path)
+    path = tmp_path / "rec.yaml"
+    path.write_text(yaml.safe_dump(LONG))
+    ok = CliRunner().invoke(app, ["check-record", str(path), str(record), "--only", "*",
+                                  "--queries", "4"])
+    assert ok.exit_code == 0, ok.output
+    assert "4 re-run tasks identical to the record over their first 4 queries" in ok.output
