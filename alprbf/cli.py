@@ -33,6 +33,21 @@ def _check_reference(cfg, full=None) -> None:
                         [d.label for d in full.datasets] + list(DATASETS))
 
 
+def _check_scale(full, scale: str, results: Path | None) -> None:
+    """Name the scale when ``results`` holds a run of this config at another scale than
+    ``scale`` (the usual reason for a digest mismatch)."""
+    from .config import SCALES
+    from .results import run_digest
+
+    digest = run_digest(results) if results is not None else None
+    if digest is None or digest == full.with_scale(scale).digest():
+        return
+    for other in dict.fromkeys((*SCALES, *full.scales)):
+        if other != scale and full.with_scale(other).digest() == digest:
+            raise UserError(f"{results} holds the {other}-scale run of {full.name}, not the "
+                            f"{scale}-scale one; add --scale {other}")
+
+
 @app.command()
 @user_errors
 def run(
@@ -203,7 +218,9 @@ def check_record(
     from .config import load_config
     from .record import check_record as check
 
-    checked, differences = check(load_config(config, scale=scale), record, only, jobs=jobs,
+    full = load_config(config)
+    _check_scale(full, scale, record)
+    checked, differences = check(full.with_scale(scale), record, only, jobs=jobs,
                                  queries=queries)
     if not checked and not differences:
         typer.echo(f"{record}: none of the tasks matching {' '.join(only)} is recorded yet "
@@ -240,7 +257,9 @@ def status(
     from .config import load_config
     from .status import run_status
 
-    st = run_status(load_config(config).with_scale(scale), out, only)
+    full = load_config(config)
+    _check_scale(full, scale, out)
+    st = run_status(full.with_scale(scale), out, only)
 
     def hours(s: float | None) -> str:
         return "?" if s is None else f"{s / 3600:.2f}"

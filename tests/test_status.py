@@ -112,3 +112,16 @@ def test_status_command(tmp_path):
     res = CliRunner().invoke(app, ["status", str(bad), "--out", str(out)])
     assert res.exit_code == 2 and "different config" in res.output
     assert "Traceback" not in res.output
+
+
+def test_a_run_at_another_scale_is_named(tmp_path):
+    path = write_config(tmp_path / "tiny.yaml", scales={"smoke": {"folds": 3}})
+    cfg = load_config(path).with_scale("smoke")
+    run_experiment(cfg, tmp_path / "r", progress=False, only=["*__f0"])
+    runner = CliRunner()
+    res = runner.invoke(app, ["status", str(path), "--out", str(tmp_path / "r")])
+    assert res.exit_code == 2 and "holds the smoke-scale run of tiny" in res.output
+    assert "add --scale smoke" in res.output
+    res = runner.invoke(app, ["status", str(path), "--out", str(tmp_path / "r"),
+                              "--scale", "smoke"])
+    assert res.exit_code == 0 and "4/12" in res.output, res.output
