@@ -1,6 +1,7 @@
 """KernelSVC's tuning when the first labeled set cannot hold an inner CV (one row of a class)."""
 
 import numpy as np
+import pytest
 from sklearn.datasets import load_iris
 from sklearn.preprocessing import StandardScaler
 
@@ -29,3 +30,29 @@ def test_skipped_search_uses_the_documented_defaults_and_is_tried_again():
     third = KernelSVC(kernel="rbf", random_state=0).fit(X, more, previous=second)
     assert (third.C_, third.gamma_) == (second.C_, second.gamma_)   # and is kept afterwards
     assert np.mean(third.predict(X) == y) > 0.8
+
+
+def test_lap_ties_go_to_the_most_regularised_point():
+    # two far-apart blobs: every (gamma_I, gamma_A) of the grid separates the labeled rows in
+    # every inner fold, so all tie at CV error 0 and the documented rule decides: the largest
+    # gamma_I, then the largest gamma_A (the smallest C = 1 / (2 gamma_A l))
+    rng = np.random.default_rng(1)
+    X = np.vstack([rng.normal(-4.0, 0.5, (60, 2)), rng.normal(4.0, 0.5, (60, 2))])
+    y = np.repeat([0, 1], 60)
+    y_obs = np.full(len(y), np.nan)
+    lab = np.concatenate([rng.choice(60, 20, replace=False),
+                          60 + rng.choice(60, 20, replace=False)])
+    y_obs[lab] = y[lab]
+    m = KernelSVC(kernel="lap", gamma_grid=(0.5,), gamma_I_grid=(0.1, 1.0),
+                  gamma_A_grid=(1e-3, 1e-2), n_neighbors=5, random_state=0).fit(X, y_obs)
+    assert m.cv_error_ == 0.0
+    assert (m.gamma_I_, m.gamma_A_) == (1.0, 1e-2)
+    assert m.C_ == pytest.approx(1.0 / (2 * 1e-2 * 40))
+    assert np.mean(m.predict(X) == y) == 1.0
+
+
+def test_lap_default_grid_is_the_papers():
+    # seed 003 §5.1.2: gamma_I, gamma_A = 10^j, j printed as {-5, -6, ..., 2}: read -6 .. 2
+    m = KernelSVC(kernel="lap")
+    for grid in (m.gamma_I_grid, m.gamma_A_grid):
+        assert sorted(grid) == pytest.approx([10.0 ** j for j in range(-6, 3)], rel=1e-15)

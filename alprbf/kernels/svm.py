@@ -13,7 +13,8 @@ Choices where the paper is silent (parameters where they matter):
   the same task (``retune=True`` tunes at every fit).  Ties in the mean validation error go to
   the first grid point in the order gamma, then C (both ascending: the smoother, more
   regularised model).  With fewer than two rows in the smallest class the search is skipped:
-  ``C = 1`` and ``gamma = 1 / n_features`` (libsvm's default on z-scored data), and the next
+  ``C = 1`` and ``gamma = 1 / n_features`` (libsvm's default on z-scored data; LAP: also
+  ``gamma_I = gamma_A``, the grid's largest, whose ratio 1 is all the kernel uses), and the next
   fit of the task tries again, so the values are tuned on the first labeled set that holds two
   rows of every labeled class (a density-based initial set may not).
 * Categorical weights (eqs 14-16): ``alpha`` / ``beta`` given as None are searched with the
@@ -24,7 +25,10 @@ Choices where the paper is silent (parameters where they matter):
   (the unweighted kernel ``alpha = beta = 1`` first), then to gamma and C as above.  The
   default (``alpha = beta = 1``) is the kernel without the search.
 * LAP: ``C = 1 / (2 gamma_A l)`` (LapSVM's relation, :func:`.gram.lapsvm_C`), so ``C`` is not
-  searched; the base kernel is the RBF with the searched ``gamma``.
+  searched; the base kernel is the RBF with the searched ``gamma``; ``gamma_I`` and
+  ``gamma_A`` over the paper's ``10^{-6..2}`` (:data:`LAP_GRID`).  Both weight a regulariser,
+  so by the tie rule above ties go to the largest ``gamma_I``, then the largest ``gamma_A``
+  (the smallest ``C``), after ``gamma`` ascending.
 * Decision values: sklearn's ``SVC`` one-vs-rest decision values (``decision_function_shape=
   "ovr"``).  The prediction is the class with the largest value, so it agrees with the
   posteriors below (sklearn's own ``predict`` votes one-vs-one and can disagree).
@@ -86,6 +90,10 @@ _LOG = logging.getLogger(__name__)
 
 SVM_KERNELS = ("rbf", "rwm", "gmm", "lap")
 DEFAULT_GRID = (1e-3, 1e-2, 1e-1, 1.0, 1e1, 1e2)
+LAP_GRID = tuple(10.0 ** j for j in range(-6, 3))
+"""``gamma_I`` and ``gamma_A`` searched for LAP: seed 003 §5.1.2 prints ``10^j`` for
+``j in {-5, -6, ..., 2}``; read as ``j = -6 .. 2``, the smallest range that holds both the
+printed -6 and ``-5 .. 2``."""
 WEIGHT_GRID = tuple(round(0.1 * i, 1) for i in range(11))
 """Values of ``alpha`` and ``beta`` searched when they are None (seed 003 §5.1.2)."""
 
@@ -100,7 +108,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
     C, gamma : float or None, default=None
         Fixed values; None: searched over ``C_grid`` / ``gamma_grid``.
     C_grid, gamma_grid : sequence of float, default=10^{-3..2}
-    gamma_I_grid, gamma_A_grid : sequence of float, default=10^{-3..2} and (1e-2, 1)
+    gamma_I_grid, gamma_A_grid : sequence of float, default=10^{-6..2} (:data:`LAP_GRID`)
         LAP only: the intrinsic and ambient regularisation searched.
     inner_folds : int, default=4
     retune : bool, default=False
@@ -155,7 +163,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, kernel="rwm", C=None, gamma=None, C_grid=DEFAULT_GRID,
-                 gamma_grid=DEFAULT_GRID, gamma_I_grid=DEFAULT_GRID, gamma_A_grid=(1e-2, 1.0),
+                 gamma_grid=DEFAULT_GRID, gamma_I_grid=LAP_GRID, gamma_A_grid=LAP_GRID,
                  inner_folds=4, retune=False, alpha=1.0, beta=1.0, weight_grid=WEIGHT_GRID,
                  categorical=None, n_components=20, n_neighbors=7, refine=False,
                  refine_neighbors=5, responsibility_rule="plug_in", classes=None,
@@ -337,7 +345,8 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         gammas = [self.gamma] if self.gamma is not None else sorted(self.gamma_grid)
         if self.kernel == "lap":
             return [(a, b, g, gi, ga, None) for a, b in weights for g in gammas
-                    for gi in sorted(self.gamma_I_grid) for ga in sorted(self.gamma_A_grid)]
+                    for gi in sorted(self.gamma_I_grid, reverse=True)
+                    for ga in sorted(self.gamma_A_grid, reverse=True)]
         Cs = [self.C] if self.C is not None else sorted(self.C_grid)
         return [(a, b, g, np.nan, np.nan, c) for a, b in weights for g in gammas for c in Cs]
 
