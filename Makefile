@@ -85,6 +85,7 @@ RECORD_CHECKS := \
     --only 'wine__incremental_prbf_split__*' --only 'new-thyroid__incremental_prbf_split__*'; \
   configs/table_002.yaml|results/table-002-full/table_002|--only 'pima__*'; \
   configs/table_004.yaml|results/table-004-full/table_004|--only 'mnist-n1250-3__*'; \
+  configs/table_003.yaml|results/table-003-full/table_003|--only 'iris__*' --only 'wine__*'; \
   configs/table_000.yaml|results/table-000-full/table_000|--only 'segmentation__active_prbf_literal__posterior_ratio__r0__f0'; \
   configs/table_000.yaml|results/table-000-full/table_000|--queries 40 \
     --only 'segmentation__incremental_ssl_prbf_literal__qbc_prbf__r0__f0' \
