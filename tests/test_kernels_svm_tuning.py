@@ -56,3 +56,39 @@ def test_lap_default_grid_is_the_papers():
     m = KernelSVC(kernel="lap")
     for grid in (m.gamma_I_grid, m.gamma_A_grid):
         assert sorted(grid) == pytest.approx([10.0 ** j for j in range(-6, 3)], rel=1e-15)
+
+
+def _kernel_case(rng, n, m, n_classes, indefinite):
+    X = rng.normal(size=(n + m, 3))
+    d2 = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+    K = np.exp(-0.5 * d2)
+    if indefinite:                     # like an RWM Gram matrix with a negative eigenvalue
+        K = K - 0.3 * np.exp(-0.05 * d2)
+    codes = np.concatenate([np.arange(n_classes), rng.integers(0, n_classes, n - n_classes)])
+    return K[:n, :n], codes, K[n:, :n]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_direct_libsvm_predicts_what_svc_predicts(seed):
+    # the inner CV's shortcut makes SVC's own libsvm calls: its predictions are SVC's, for
+    # two to five classes, tiny and larger training sets, C over the grid, indefinite kernels
+    from sklearn.svm import SVC
+
+    from alprbf.kernels.svm import precomputed_svc_predict
+    rng = np.random.default_rng(seed)
+    n_classes = 2 + seed % 4
+    n = [n_classes, 6, 30, 80][seed % 4] + n_classes
+    K_train, codes, K_test = _kernel_case(rng, n, 50, n_classes, indefinite=seed % 3 == 0)
+    for C in (1e-3, 1e-1, 1.0, 1e2, 5e5):
+        ours = precomputed_svc_predict(K_train, codes, K_test, C)
+        svc = SVC(kernel="precomputed", C=C).fit(K_train, codes)
+        np.testing.assert_array_equal(ours, svc.predict(K_test))
+        assert ours.dtype.kind == "i" and ours.shape == (50,)
+
+
+def test_direct_libsvm_refuses_a_non_finite_kernel():
+    from alprbf.kernels.svm import precomputed_svc_predict
+    K_train, codes, K_test = _kernel_case(np.random.default_rng(0), 8, 3, 2, False)
+    K_train[0, 1] = np.nan
+    with pytest.raises(ValueError, match="non-finite"):
+        precomputed_svc_predict(K_train, codes, K_test, 1.0)

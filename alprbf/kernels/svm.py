@@ -86,6 +86,11 @@ from .gram import (
 )
 from .refinement import refine_density
 
+try:     # sklearn's low-level libsvm binding (private): see precomputed_svc_predict
+    from sklearn.svm import _libsvm
+except ImportError:     # pragma: no cover
+    _libsvm = None
+
 _LOG = logging.getLogger(__name__)
 
 SVM_KERNELS = ("rbf", "rwm", "gmm", "lap")
@@ -541,10 +546,59 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
 
 
 def _fold_error(K: np.ndarray, y: np.ndarray, tr: np.ndarray, va: np.ndarray, C: float) -> float:
-    if len(np.unique(y[tr])) < 2:
-        return float(np.mean(y[va] != y[tr][0]))
-    svc = SVC(kernel="precomputed", C=C).fit(K[np.ix_(tr, tr)], y[tr])
-    return float(np.mean(svc.predict(K[np.ix_(va, tr)]) != y[va]))
+    """Error rate on the rows ``va`` of an SVC with kernel ``K`` trained on the rows ``tr``."""
+    classes, codes = np.unique(y[tr], return_inverse=True)
+    if len(classes) < 2:
+        return float(np.mean(y[va] != classes[0]))
+    predicted = precomputed_svc_predict(K[np.ix_(tr, tr)], codes, K[np.ix_(va, tr)], C)
+    return float(np.mean(classes[predicted] != y[va]))
+
+
+def precomputed_svc_predict(K_train: np.ndarray, codes: np.ndarray, K_test: np.ndarray,
+                            C: float) -> np.ndarray:
+    """Class codes predicted by ``SVC(kernel="precomputed", C=C).fit(K_train, codes)`` for
+    the rows of ``K_test``, from the same libsvm calls without the estimator's checks.
+
+    The inner CV of :meth:`KernelSVC._tune` trains tens of thousands of SVMs on a few rows
+    each; there the estimator's input validation costs about a hundred times the solver.
+    This function makes the two libsvm calls that ``SVC.fit`` and ``SVC.predict`` make, with
+    ``SVC``'s defaults (tol 1e-3, shrinking, cache 200 MB, no class or sample weights, no
+    probability), so its predictions are the estimator's (checked in
+    ``tests/test_kernel_svm.py`` against ``SVC`` itself).  Without sklearn's low-level module
+    (a private one) it falls back to ``SVC``.
+
+    Parameters
+    ----------
+    K_train : ndarray of shape (n, n)
+        Kernel between the training rows.
+    codes : ndarray of int, shape (n,)
+        Class codes ``0 .. k-1`` of the training rows, every code present, ``k >= 2``.
+    K_test : ndarray of shape (m, n)
+        Kernel between the rows to predict and the training rows.
+    C : float
+
+    Returns
+    -------
+    ndarray of int, shape (m,)
+    """
+    if _libsvm is None:
+        return SVC(kernel="precomputed", C=C).fit(K_train, codes).predict(K_test)
+    K_train = np.ascontiguousarray(K_train, dtype=np.float64)
+    K_test = np.ascontiguousarray(K_test, dtype=np.float64)
+    if not (np.isfinite(K_train).all() and np.isfinite(K_test).all()):
+        raise ValueError("precomputed_svc_predict: the kernel has non-finite values")
+    y = np.ascontiguousarray(codes, dtype=np.float64)
+    n_classes = int(codes.max()) + 1
+    fitted = _libsvm.fit(K_train, y, svm_type=0, sample_weight=np.empty(0),
+                         class_weight=np.ones(n_classes), kernel="precomputed", C=float(C),
+                         nu=0.5, probability=False, degree=3, shrinking=True, tol=1e-3,
+                         cache_size=200, coef0=0.0, gamma=0.0, epsilon=0.0, max_iter=-1,
+                         random_seed=0)
+    support, support_vectors, n_support, dual_coef, intercept, prob_a, prob_b = fitted[:7]
+    predicted = _libsvm.predict(K_test, support, support_vectors, n_support, dual_coef,
+                                intercept, prob_a, prob_b, svm_type=0, kernel="precomputed",
+                                degree=3, coef0=0.0, gamma=0.0, cache_size=200)
+    return predicted.astype(np.intp)
 
 
 def _key(X: np.ndarray) -> str:
