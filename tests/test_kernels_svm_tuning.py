@@ -92,3 +92,15 @@ def test_direct_libsvm_refuses_a_non_finite_kernel():
     K_train[0, 1] = np.nan
     with pytest.raises(ValueError, match="non-finite"):
         precomputed_svc_predict(K_train, codes, K_test, 1.0)
+
+
+def test_direct_libsvm_is_silent():
+    # libsvm prints every optimisation unless told not to (SVC tells it on every fit); its C
+    # output reaches the process's stdout, so run it in a fresh process and read that
+    import subprocess
+    import sys
+    code = ("import numpy as np; from alprbf.kernels.svm import precomputed_svc_predict as p; "
+            "K = np.eye(4) + 0.1; print(p(K, np.array([0, 0, 1, 1]), K, 1.0).tolist())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out == "[0, 0, 1, 1]\n"

@@ -588,6 +588,7 @@ def precomputed_svc_predict(K_train: np.ndarray, codes: np.ndarray, K_test: np.n
     if not (np.isfinite(K_train).all() and np.isfinite(K_test).all()):
         raise ValueError("precomputed_svc_predict: the kernel has non-finite values")
     y = np.ascontiguousarray(codes, dtype=np.float64)
+    _libsvm.set_verbosity_wrap(0)    # as SVC(verbose=False): libsvm's default prints its steps
     n_classes = int(codes.max()) + 1
     fitted = _libsvm.fit(K_train, y, svm_type=0, sample_weight=np.empty(0),
                          class_weight=np.ones(n_classes), kernel="precomputed", C=float(C),
