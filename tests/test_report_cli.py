@@ -111,6 +111,28 @@ def test_cost_counts_the_evaluation_and_tolerates_older_files(tmp_path):
     assert "size before split" not in md  # no model records it
 
 
+def test_run_cost_sums_the_tasks_and_schedules_them(tmp_path):
+    # 4 tasks of 3 rows: 3 x (1 s fit + 0.5 s evaluation) + 2 queries of 0.002 s = 4.504 s
+    # each, and one task of 3 rows of 10 s fit: 30.004 s
+    exp = tmp_path / "runcost"
+    for f in range(4):
+        write_task(exp, curve_rows("runcost", "d", "a", "random", f, 0, [0.5, 0.6, 0.7],
+                                   fit_seconds=1.0, eval_seconds=0.5))
+    write_task(exp, curve_rows("runcost", "d", "b", "random", 0, 0, [0.5, 0.6, 0.7],
+                               fit_seconds=10.0, eval_seconds=0.0))
+    report_ok(exp)
+    cost = pd.read_csv(exp / "report" / "run_cost.csv").iloc[0]
+    short, long_ = 4.504 / 3600, 30.004 / 3600
+    assert cost["tasks"] == 5
+    assert cost["task_hours"] == pytest.approx(4 * short + long_)
+    assert cost["longest_h"] == pytest.approx(long_)
+    assert cost["wall_h_1"] == pytest.approx(4 * short + long_)
+    assert cost["wall_h_2"] == pytest.approx(long_)      # the long task alone on one worker
+    assert cost["wall_h_16"] == pytest.approx(long_)
+    md = (exp / "report" / "run_cost.md").read_text()
+    assert "| 5 |" in md and "30 s" in md and "wall on 2 workers" in md
+
+
 # ---------------------------------------------------------------------- 9. output directory
 
 

@@ -184,3 +184,41 @@ def test_cost_summary_without_the_newer_columns():
     assert c["total_time_s"] == pytest.approx(0.5 + 1.0 + 0.3)
     assert np.isnan(c["components_presplit"])
     assert metrics.tasks_lacking(d, "eval_seconds") == ["t"]
+
+
+# ------------------------------------------------------------------ the run's schedule
+
+
+def _best_makespan(durations, workers):
+    """The optimal makespan by trying every assignment of tasks to workers (tiny cases)."""
+    import itertools
+    best = float("inf")
+    for assign in itertools.product(range(workers), repeat=len(durations)):
+        loads = [0.0] * workers
+        for d, w in zip(durations, assign, strict=True):
+            loads[w] += d
+        best = min(best, max(loads))
+    return best
+
+
+def test_lpt_makespan_hand_worked():
+    from alprbf.report.metrics import lpt_makespan
+    # Graham's tight case for 2 workers: 3, 3, 2, 2, 2 -> LPT {3, 2, 2} | {3, 2} = 7; best 6
+    assert lpt_makespan([3, 3, 2, 2, 2], 2) == 7
+    assert _best_makespan([3, 3, 2, 2, 2], 2) == 6
+    assert lpt_makespan([5, 1, 1], 1) == 7
+    assert lpt_makespan([5, 1, 1], 16) == 5
+    assert lpt_makespan([], 2) == 0
+    with pytest.raises(ValueError, match="workers"):
+        lpt_makespan([1.0], 0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(0.0, 100.0), min_size=1, max_size=7), st.integers(1, 3))
+def test_lpt_makespan_within_graham_bounds(durations, workers):
+    from alprbf.report.metrics import lpt_makespan
+    got = lpt_makespan(durations, workers)
+    best = _best_makespan(durations, workers)
+    total, longest = sum(durations), max(durations)
+    assert best - 1e-9 <= got <= 4.0 / 3.0 * best + 1e-9
+    assert max(total / workers, longest) - 1e-9 <= got <= total / workers + longest + 1e-9

@@ -17,7 +17,7 @@ regular file) is a :class:`~alprbf.errors.UserError` before anything is written.
   ``__``) when two experiment directories share a name; ``out_dir/report.md`` links to them.
 
 Per experiment: ``report.md``; tables ``error_at_budget``, ``rp``, ``rp_stats``, ``nemenyi``,
-``aulc``, ``dur``, ``cost``, ``reference`` (each as ``.md``, ``.csv``, ``.tex`` per
+``aulc``, ``dur``, ``cost``, ``run_cost``, ``reference`` (each as ``.md``, ``.csv``, ``.tex`` per
 ``formats``), ``error_at_budget_paper.tex`` (the compact paper-style table, with ``tex``);
 figures ``learning_curves.{png,pdf}`` and ``cd_diagram.{png,pdf}``.  Parts that do not apply
 are skipped with a note in ``report.md`` (no learning curves without queries, no test below
@@ -421,6 +421,7 @@ def _experiment_report(exp: Experiment, rows: pd.DataFrame, out: Path, opts: Rep
         parts.notes.append(f"Accuracy used: RP ranks test accuracies; AULC and DUR use the "
                            f"{_CURVE_WORDS[opts.curve_accuracy]}.")
     parts.tables.append(tables.cost_table(cost, _cost_notes(df)))
+    parts.tables.append(tables.run_cost_table(metrics.run_cost(df), _machine(exp)))
     if cells is not None:
         parts.tables.append(tables.reference_table(cells, summary))
     if "tex" in opts.formats:
@@ -594,6 +595,15 @@ def _ranked_performance(scores: pd.DataFrame, rp, out: Path, opts: ReportOptions
         parts.figures.append((f"Critical-difference diagram (RP, α = {opts.alpha:g})",
                               plots.cd_diagram(result, out / "cd_diagram")))
     parts.tables += tables.rp_tables(scores, result, opts.rp_measure, skipped)
+
+
+def _machine(exp: Experiment) -> str | None:
+    """The CPU and kernel pinning that ``run.json`` records, in words (None if absent)."""
+    k = exp.meta.get("kernels") or {}
+    if not k.get("cpu"):
+        return None
+    pinned = "kernels pinned to AVX2" if k.get("pinned") else "native kernels"
+    return f"{k['cpu']} ({k.get('machine', '?')}, {pinned})"
 
 
 def _cost_notes(df: pd.DataFrame) -> list[str]:

@@ -52,6 +52,7 @@ equal values the latest iteration), and its ``test_accuracy``; the mean over cur
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
 
 import numpy as np
@@ -321,6 +322,44 @@ def tasks_lacking(df: pd.DataFrame, column: str) -> list[str]:
     reader, :func:`alprbf.results.read_results`, fills such a column with nulls)."""
     have = df[column].notna().groupby(df["task_id"]).any()
     return sorted(have.index[~have.to_numpy()])
+
+
+def lpt_makespan(durations, workers: int) -> float:
+    """Wall time of running tasks of the given ``durations`` on ``workers`` workers, each
+    task on one worker, longest first, each to the worker that frees up first.
+
+    This longest-processing-time list schedule is what a runner that hands the longest
+    tasks out first achieves; its makespan is at most 4/3 of the best schedule's (Graham
+    1969), and it always lies between ``max(sum / workers, longest)`` and
+    ``sum / workers + longest``.  0 without tasks.
+    """
+    if workers < 1:
+        raise ValueError(f"lpt_makespan: invalid workers={workers!r}; valid: an int >= 1")
+    loads = [0.0] * workers
+    for d in sorted((float(x) for x in durations), reverse=True):
+        heapq.heapreplace(loads, loads[0] + d)
+    return max(loads)
+
+
+RUN_COST_WORKERS = (1, 2, 16)
+"""Worker counts of the projected wall times in :func:`run_cost`: one core, the project's
+2-core machine, a 16-worker dask cluster."""
+
+
+def run_cost(df: pd.DataFrame, workers=RUN_COST_WORKERS) -> dict[str, float]:
+    """Cost of a whole run from its rows: the number of tasks, the task-hours (every row's
+    fit + query + evaluation seconds; a missing ``eval_seconds`` counts 0), the longest task
+    and, per worker count ``w``, ``wall_h_w``: the wall time of the tasks scheduled by
+    :func:`lpt_makespan` on ``w`` workers, in hours.  The times are those recorded, under
+    whatever load the tasks ran."""
+    ev = df["eval_seconds"].astype(float).fillna(0.0)
+    total = (df["fit_seconds"].astype(float) + df["query_seconds"].astype(float) + ev)
+    per_task = total.groupby(df["task_id"], sort=True).sum().to_numpy() / 3600.0
+    out = {"tasks": float(len(per_task)), "task_hours": float(per_task.sum()),
+           "longest_h": float(per_task.max()) if len(per_task) else 0.0}
+    for w in workers:
+        out[f"wall_h_{w}"] = lpt_makespan(per_task, w)
+    return out
 
 
 def cost_summary(df: pd.DataFrame, ddof: int = 1) -> pd.DataFrame:

@@ -482,6 +482,40 @@ def cost_table(cost: pd.DataFrame, notes: list[str] | None = None) -> Table:
                  [text, *(notes or [])])
 
 
+def run_cost_table(cost: dict[str, float], machine: str | None = None) -> Table:
+    """The cost of the whole run: tasks, task-hours, the longest task and the projected wall
+    time on 1, 2 and 16 workers (``cost`` from :func:`alprbf.report.metrics.run_cost`)."""
+    walls = sorted((int(k.rsplit("_", 1)[1]), v) for k, v in cost.items()
+                   if k.startswith("wall_h_"))
+    data = pd.DataFrame([cost])
+    display = pd.DataFrame({
+        "tasks": [f"{int(cost['tasks'])}"],
+        "task-hours": [fmt(cost["task_hours"], 2)],
+        "longest task": [_duration(cost["longest_h"])],
+        **{f"wall on {w} worker{'s' if w > 1 else ''}": [_duration(v)] for w, v in walls},
+    })
+    text = ("Task-hours: the sum of every task's fit, query and evaluation seconds as recorded "
+            "(tasks that ran beside other processes carry that load). Wall on w workers: the "
+            "recorded tasks scheduled longest first, each to the worker that frees up first "
+            "(at most 4/3 of the best schedule); a record built over several runs has no "
+            "single measured wall time.")
+    if machine:
+        text += f" Machine of the run: {machine}."
+    return Table("run_cost", "Cost of the run", data, display, [text])
+
+
+def _duration(hours: float) -> str:
+    """A duration given in hours, in the unit that reads best: ``2.51 h``, ``12.3 min``,
+    ``45 s``."""
+    if _bad(hours):
+        return NA
+    if hours >= 1.0:
+        return f"{hours:.2f} h"
+    if hours * 60.0 >= 1.0:
+        return f"{hours * 60.0:.1f} min"
+    return f"{hours * 3600.0:.0f} s"
+
+
 def _mean_std_column(frame: pd.DataFrame, name: str, digits: int) -> list[str]:
     return [fmt_mean_std(m, s, digits)
             for m, s in zip(frame[name], frame[f"{name}_std"], strict=True)]
