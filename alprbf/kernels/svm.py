@@ -376,8 +376,8 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         several = len({p[:2] for p in points}) > 1
         for a, b, g, gi, ga, c in points:
             if several and (a, b) != weights:      # the weights are the outer loop
-                weights = (a, b)
-                self._keep_deformations(weights)   # one weight pair's deformations at a time
+                weights = (a, b)                   # one weight pair's deformations at a time
+                self._keep_deformations(lambda key, w=weights: key[1:] == w)
             self.alpha_, self.beta_ = a, b
             self.gamma_, self.gamma_I_, self.gamma_A_ = g, gi, ga
             K = self._gram(lab, lab)
@@ -386,16 +386,25 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
             if best is None or err < best[-1] - 1e-12:
                 best = (a, b, g, gi, ga, c, err)
         a, b, g, gi, ga, c, err = best
-        if several:
-            self._keep_deformations((a, b))
+        self._keep_deformations(lambda key: key == (g, a, b))   # only the chosen one is used
         self._set(a, b, g, gi, ga, c, len(lab), err)
 
-    def _keep_deformations(self, weights: tuple[float, float]) -> None:
-        """Drop the LAP deformations of other (alpha, beta) than ``weights`` (exact: a dropped
-        one is rebuilt identically when needed; the kNN graph stays in ``_laplacian``)."""
+    def _keep_deformations(self, keep) -> None:
+        """Drop the LAP deformations whose key ``(gamma, alpha, beta)`` fails ``keep`` (exact:
+        a dropped one is rebuilt identically when needed; the kNN graph stays in
+        ``_laplacian``).  Each holds a few N x N matrices of the pool (N = 4 000: ~0.4 GB)."""
         self._lap_cache = {}
-        for key in [k for k in self._deformations if k[1:] != weights]:
+        for key in [k for k in self._deformations if not keep(k)]:
             del self._deformations[key]
+
+    def __getstate__(self) -> dict:
+        """Pickled without the LAP deformations and their row cache: on a pool of N rows each
+        deformation is a few N x N matrices that a checkpoint need not carry, and
+        :meth:`_deformation` rebuilds them identically from the pool and the kNN graph."""
+        state = super().__getstate__()
+        if state.get("_deformations"):
+            state = {**state, "_deformations": {}, "_lap_cache": {}}
+        return state
 
     def _set(self, alpha, beta, gamma, gamma_I, gamma_A, C, n_labeled, err) -> None:
         self.alpha_, self.beta_ = float(alpha), float(beta)
