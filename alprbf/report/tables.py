@@ -84,7 +84,9 @@ def to_markdown(display: pd.DataFrame) -> str:
     """A GitHub-flavoured Markdown table of the string frame (index dropped)."""
     cols = [str(c) for c in display.columns]
     esc = [[str(v).replace("|", "\\|") for v in row] for row in display.itertuples(index=False)]
-    right = [not (display[c].astype(str).str.match(r"^[A-Za-z]").any()) for c in display.columns]
+    # right-aligned: columns of numbers (cells "n/a" aside); text columns are left-aligned
+    right = [not (display[c].astype(str).pipe(lambda s: s[s != NA]).str.match(r"^[A-Za-z]").any())
+             for c in display.columns]
     lines = ["| " + " | ".join(c.replace("|", "\\|") for c in cols) + " |",
              "|" + "|".join("---:" if r else ":---" for r in right) + "|"]
     lines += ["| " + " | ".join(row) + " |" for row in esc]
