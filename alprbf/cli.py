@@ -91,6 +91,9 @@ def run(
         typer.echo("interrupted: finished tasks and checkpoints are saved; run the same command "
                    "again to resume", err=True)
         raise typer.Exit(130) from None
+    if summary.extended:
+        typer.echo(f"extended the results of config {summary.extended} (this config adds data "
+                   "sets or methods to it)")
     typer.echo(f"{summary.n_done} tasks run, {summary.n_skipped} already done, "
                f"{summary.seconds:.1f} s -> {summary.out_dir}")
 

@@ -267,11 +267,45 @@ class Config:
         The reference file (published numbers) does not, and its absolute path would make the
         digest depend on where the repository is checked out, so it is left out.
         """
+        return _digest_of(self._digest_dict())
+
+    def _digest_dict(self) -> dict[str, Any]:
         d = self.to_dict()
         d.pop("reference")
         _drop_later_defaults(d)
-        blob = json.dumps(d, sort_keys=True, default=str)
-        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+        return d
+
+    def extends(self, old: dict[str, Any], old_digest: str) -> bool:
+        """Whether this config is the config ``old`` with data sets or methods added.
+
+        ``old`` is a run's ``run.json`` ``config`` and ``old_digest`` its ``config_digest``.
+        True when ``old`` hashes to ``old_digest`` (its record is what it says) and every
+        field but the data sets, the methods and the other scales' overrides (``scales``;
+        the config is already scaled) is the same, and every data set and method of ``old``
+        is here unchanged (same label, model, strategy and parameters).  A task's rows
+        depend only on its data set, its method, the protocol and the seeds derived from
+        their labels, so the results of ``old`` are results of this config: a run may add
+        the new tasks to them (:func:`alprbf.runner.run_experiment`).
+        """
+        old = json.loads(json.dumps(old, default=str))   # a deep copy, JSON types only
+        try:
+            old.pop("reference", None)
+            _drop_later_defaults(old)
+        except (AttributeError, KeyError, TypeError, IndexError):   # not a config's layout
+            return False
+        if _digest_of(old) != old_digest:
+            return False
+        new = json.loads(json.dumps(self._digest_dict(), default=str))
+        grid = ("datasets", "methods", "scales")
+        if any(old.get(k) != new.get(k) for k in new.keys() | old.keys() if k not in grid):
+            return False
+        return (all(d in new["datasets"] for d in old.get("datasets", []))
+                and all(m in new["methods"] for m in old.get("methods", [])))
+
+
+def _digest_of(d: dict[str, Any]) -> str:
+    blob = json.dumps(d, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
 #: Fields added after results were recorded, left out of the digest while they hold their

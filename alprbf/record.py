@@ -24,7 +24,7 @@ from pathlib import Path
 from .config import Config
 from .errors import UserError
 from .results import Difference, compare_results, run_digest, task_files
-from .runner import load_datasets, plan, run_experiment, select_tasks, validate
+from .runner import holds_results_of, load_datasets, plan, run_experiment, select_tasks, validate
 
 
 def check_record(cfg: Config, record: str | Path, only: Sequence[str], jobs: int = 1,
@@ -35,8 +35,9 @@ def check_record(cfg: Config, record: str | Path, only: Sequence[str], jobs: int
     Parameters
     ----------
     cfg : Config
-        The config the record was made with (scaled as it was); its digest must equal the
-        record's ``run.json`` (otherwise the config itself has changed: one difference).
+        The config the record was made with (scaled as it was), or one that adds data sets
+        or methods to it (:meth:`Config.extends`); otherwise the config itself has changed:
+        one difference.
     record : path
         The recorded results directory.
     only : sequence of str
@@ -70,10 +71,11 @@ def check_record(cfg: Config, record: str | Path, only: Sequence[str], jobs: int
     recorded = {p.stem for p in task_files(record)}
     if not recorded:
         raise UserError(f"{record} holds no recorded task files")
-    digest = run_digest(record)
-    if digest != cfg.digest():
+    if not holds_results_of(record, cfg):
+        digest = run_digest(record)
         return [], [Difference("config", f"the record was made with config {digest}, the "
-                               f"config now has digest {cfg.digest()}")]
+                               f"config now has digest {cfg.digest()} and does not only add "
+                               "data sets or methods to it")]
     tasks = [t for t in select_tasks(plan(cfg), only) if t.task_id in recorded]
     chosen = [t.task_id for t in tasks]
     if not chosen:     # a record built up in pieces may not hold these tasks yet

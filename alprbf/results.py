@@ -223,12 +223,13 @@ def task_problem(path: str | Path) -> str | None:
     return _checksum_problem(path, data)
 
 
-def _read_table(path: Path, verify: bool = False, expected_digest: str | None = None
-                ) -> pa.Table:
+def _read_table(path: Path, verify: bool = False,
+                expected_digests: Sequence[str] | None = None) -> pa.Table:
     """The rows of one task file as an Arrow table with exactly the columns of :data:`SCHEMA`.
 
     The file is read once; with ``verify`` its bytes are checked against the checksum file
-    and its recorded config digest (if any) against ``expected_digest`` (if given).
+    and its recorded config digest (if any) against ``expected_digests`` (if given; the
+    first is the directory's current config).
     """
     try:
         data = path.read_bytes()
@@ -242,11 +243,12 @@ def _read_table(path: Path, verify: bool = False, expected_digest: str | None = 
                             f"{path.parent.parent} (alprbf run) to redo that task, or delete "
                             "the file")
         digest = (table.schema.metadata or {}).get(CONFIG_DIGEST_KEY)
-        if expected_digest is not None and digest is not None \
-                and digest.decode() != expected_digest:
+        if expected_digests and digest is not None \
+                and digest.decode() not in expected_digests:
             raise UserError(f"{path.parent.parent} mixes the results of two configs: "
                             f"{path.name} was written by config {digest.decode()}, run.json is "
-                            f"of config {expected_digest}; keep one experiment per directory")
+                            f"of config {expected_digests[0]}; keep one experiment per "
+                            "directory")
     for c in OPTIONAL_COLUMNS:
         if c not in table.column_names:
             table = table.append_column(c, pa.nulls(table.num_rows, SCHEMA.field(c).type))
@@ -291,6 +293,33 @@ def run_digest(out: str | Path) -> str | None:
         raise UserError(f"invalid run metadata {path}: {exc}") from None
 
 
+def run_metadata(out: str | Path) -> dict:
+    """The ``run.json`` of a results directory as a dict (empty without one)."""
+    path = Path(out) / "run.json"
+    if not path.is_file():
+        return {}
+    try:
+        meta = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise UserError(f"invalid run metadata {path}: {exc}") from None
+    if not isinstance(meta, dict):
+        raise UserError(f"invalid run metadata {path}: not a JSON object")
+    return meta
+
+
+def run_digests(out: str | Path) -> tuple[str, ...]:
+    """The config digests whose task files a results directory may hold: its ``run.json``'s,
+    then those of the configs it extends (``extends``: data sets or methods were added to
+    the grid, :meth:`alprbf.config.Config.extends`).  Empty without a ``run.json``."""
+    meta = run_metadata(out)
+    if not meta:
+        return ()
+    try:
+        return (str(meta["config_digest"]), *map(str, meta.get("extends", [])))
+    except (KeyError, TypeError) as exc:
+        raise UserError(f"invalid run metadata {Path(out) / 'run.json'}: {exc!r}") from None
+
+
 def read_results(out: str | Path, verify: bool = True) -> pd.DataFrame:
     """All task rows of one results directory, task file after task file.
 
@@ -300,14 +329,15 @@ def read_results(out: str | Path, verify: bool = True) -> pd.DataFrame:
         A results directory.
     verify : bool, default=True
         Refuse a task file whose checksum is missing or wrong, and a directory whose task
-        files record another config digest than its ``run.json`` (two configs mixed).
+        files record another config digest than its ``run.json``'s or one of the configs it
+        extends (:func:`run_digests`; two configs mixed).
 
     Returns
     -------
     pandas.DataFrame
         Columns as in :data:`COLUMNS`; no rows when ``out`` holds no task file.
     """
-    expected = run_digest(out) if verify else None
+    expected = (run_digests(out) or None) if verify else None
     frames = [_read_table(p, verify, expected).to_pandas() for p in task_files(out)]
     if not frames:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in COLUMNS})

@@ -11,7 +11,9 @@ Results layout (``out`` defaults to ``results/<name>``, or ``results/<name>-<sca
     out/checkpoints/<task_id>.pkl   loop state of a task in flight (deleted when it finishes)
 
 Every finished task is written atomically (temporary file + rename); running again into the
-same directory skips finished tasks.  A task in flight saves its loop state every
+same directory skips finished tasks, also when the config now has more data sets or methods
+(the new tasks run beside the old ones; ``run.json`` lists the earlier config digests under
+``extends``).  A task in flight saves its loop state every
 ``checkpoint_every`` seconds (:mod:`alprbf.checkpoint`), so a run that dies loses at most that
 much work per task in flight: the next run resumes those tasks where they were saved.
 """
@@ -54,7 +56,8 @@ from .protocol import Task, check_data, check_task_ids, split_rows, task_seeds
 from .results import (
     TASKS_DIR,
     checksum_file,
-    run_digest,
+    run_digests,
+    run_metadata,
     task_file,
     task_files,
     task_problem,
@@ -229,10 +232,14 @@ def _git_commit() -> str | None:
     return rev.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
 
 
-def write_metadata(cfg: Config, out: Path, datasets: dict[str, Dataset], tasks: list[Task]) -> None:
+def write_metadata(cfg: Config, out: Path, datasets: dict[str, Dataset], tasks: list[Task],
+                   extends: Sequence[str] = ()) -> None:
+    """Write ``out/run.json``; ``extends``: digests of the configs whose results ``out`` keeps
+    (this config adds data sets or methods to theirs)."""
     meta = {
         "experiment": experiment_name(cfg),
         "config_digest": cfg.digest(),
+        **({"extends": list(extends)} if extends else {}),
         "config_file": cfg.source,
         "config": cfg.to_dict(),
         "versions": _versions(),
@@ -262,6 +269,8 @@ class RunSummary:
     n_skipped: int
     n_done: int
     seconds: float
+    #: digest of the config whose results this run extended (data sets or methods added)
+    extended: str | None = None
 
 
 def select_tasks(tasks: list[Task], only: Sequence[str] | None) -> list[Task]:
@@ -328,7 +337,9 @@ def run_experiment(cfg: Config, out: str | Path | None = None, *, jobs: int = 1,
         (out / TASKS_DIR).mkdir(parents=True, exist_ok=True)
         ckpt_dir.mkdir(exist_ok=True)
     with _locked(out, cfg):
-        _check_previous_config(out, cfg, force)
+        before = run_digests(out)[:1]
+        extends = _check_previous_config(out, cfg, force)
+        extended = before[0] if extends and before[0] != cfg.digest() else None
         with _output_errors(out):
             for d in (out, out / TASKS_DIR, ckpt_dir):
                 remove_stale_temporaries(d)
@@ -339,7 +350,7 @@ def run_experiment(cfg: Config, out: str | Path | None = None, *, jobs: int = 1,
         datasets = load_datasets(cfg)
         queries = validate(cfg, datasets)
         with _output_errors(out):
-            write_metadata(cfg, out, datasets, all_tasks)
+            write_metadata(cfg, out, datasets, all_tasks, extends)
         todo = [t for t in tasks if not _finished(out, t.task_id)]
         skipped = len(tasks) - len(todo)
 
@@ -358,7 +369,7 @@ def run_experiment(cfg: Config, out: str | Path | None = None, *, jobs: int = 1,
                     checkpoints.for_task(task).clear()
                 done += 1
                 bar.task_done(task, queries[task.dataset.label])
-    return RunSummary(out, len(tasks), skipped, done, time.perf_counter() - t0)
+    return RunSummary(out, len(tasks), skipped, done, time.perf_counter() - t0, extended)
 
 
 def _output_error(out: Path, exc: OSError) -> UserError:
@@ -393,18 +404,34 @@ def _locked(out: Path, cfg: Config) -> Iterator[None]:
         yield
 
 
-def _check_previous_config(out: Path, cfg: Config, force: bool) -> None:
-    """Refuse a directory that holds another config's results (``--force`` clears them)."""
-    prev = run_digest(out)
-    if prev is None or prev == cfg.digest():
-        return
+def holds_results_of(out: str | Path, cfg: Config) -> bool:
+    """Whether the results in ``out`` (if any) are results of ``cfg``: made with it, or with
+    a config that ``cfg`` extends by data sets or methods alone (:meth:`Config.extends`)."""
+    prev = run_digests(out)
+    return (not prev or prev[0] == cfg.digest()
+            or cfg.extends(run_metadata(out).get("config", {}), prev[0]))
+
+
+def _check_previous_config(out: Path, cfg: Config, force: bool) -> tuple[str, ...]:
+    """Refuse a directory that holds another config's results (``--force`` clears them).
+
+    A config that only adds data sets or methods to the directory's (:meth:`Config.extends`)
+    keeps its results and runs the new tasks beside them.  Returns the digests of the configs
+    this directory's results come from besides ``cfg`` (``run.json``'s ``extends``).
+    """
+    prev = run_digests(out)
+    if not prev or prev[0] == cfg.digest():
+        return prev[1:]
+    if not force and holds_results_of(out, cfg):
+        return (*prev[1:], prev[0])
     if not force:
-        raise UserError(f"{out} holds results of a different config (digest {prev} != "
-                        f"{cfg.digest()}); use --force to overwrite or --out for a new "
-                        "directory")
+        raise UserError(f"{out} holds results of a different config (digest {prev[0]} != "
+                        f"{cfg.digest()}), which this one does not extend by data sets or "
+                        "methods alone; use --force to overwrite or --out for a new directory")
     with _output_errors(out):
         for p in task_files(out):   # another config's tasks never mix with this one's
             _remove_task(out, p.stem)
+    return ()
 
 
 def _remove_task(out: Path, task_id: str) -> None:

@@ -23,7 +23,7 @@ from .config import Config
 from .errors import UserError
 from .fileio import lock_holder
 from .results import run_digest, task_file, task_problem, task_seconds
-from .runner import default_out_dir, plan, select_tasks
+from .runner import default_out_dir, holds_results_of, plan, select_tasks
 
 
 @dataclass
@@ -106,10 +106,9 @@ def run_status(cfg: Config, out: str | Path | None = None,
         If ``out`` holds the results of another config.
     """
     out = Path(out) if out is not None else default_out_dir(cfg)
-    digest = run_digest(out)
-    if digest is not None and digest != cfg.digest():
-        raise UserError(f"{out} holds results of a different config (digest {digest} != "
-                        f"{cfg.digest()}); pass the config it was run with, or its --out")
+    if not holds_results_of(out, cfg):
+        raise UserError(f"{out} holds results of a different config (digest {run_digest(out)} "
+                        f"!= {cfg.digest()}); pass the config it was run with, or its --out")
     status = RunStatus(out, holder=lock_holder(out) if out.is_dir() else None)
     cells: dict[tuple[str, str], CellStatus] = {}
     for t in select_tasks(plan(cfg), only):
