@@ -312,11 +312,11 @@ def run_digests(out: str | Path) -> tuple[str, ...]:
     then those of the configs it extends (``extends``: data sets or methods were added to
     the grid, :meth:`alprbf.config.Config.extends`).  Empty without a ``run.json``."""
     meta = run_metadata(out)
-    if not meta:
+    if meta.get("config_digest") is None:   # no run.json, or one that records no digest
         return ()
     try:
         return (str(meta["config_digest"]), *map(str, meta.get("extends", [])))
-    except (KeyError, TypeError) as exc:
+    except TypeError as exc:
         raise UserError(f"invalid run metadata {Path(out) / 'run.json'}: {exc!r}") from None
 
 
