@@ -9,8 +9,10 @@ only on that state, so a resumed task gives the same rows as an uninterrupted on
 aside).
 
 The file is a pickle: load checkpoints only from results directories you wrote yourself.  It
-is keyed by the config digest and the alprbf version; a checkpoint whose key differs (another
-config, another version of the code) is ignored and overwritten.  A checkpoint that cannot be
+is keyed by the task's own definition (:func:`alprbf.protocol.task_digest`: data set, method,
+protocol, repetition, fold) and the alprbf version; a checkpoint whose key differs (the task
+or the code changed) is ignored and overwritten, one whose config only gained data sets or
+methods is resumed.  A checkpoint that cannot be
 written (for example a dask worker without the results directory) only costs the resumability:
 a warning is issued and the task goes on without saving.
 
@@ -93,7 +95,7 @@ class Checkpoint:
         The checkpoint file.  Its directory must exist: a dask worker on another machine,
         where the results directory does not exist, then warns instead of leaving files there.
     key : str
-        Identity of the run that may resume from it (config digest and code version).
+        Identity of what may resume from it (the task's definition and the code version).
     every_seconds : float
         Minimum wall time between two saves (0: after every query).
     """

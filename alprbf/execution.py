@@ -21,25 +21,36 @@ from joblib import Parallel, cpu_count, delayed, parallel_config
 from threadpoolctl import threadpool_limits
 
 from .checkpoint import Checkpoint, checkpoint_file
+from .config import Protocol
 from .datasets import Dataset
 from .errors import UserError, one_line_warning
-from .protocol import Task, run_task
+from .protocol import Task, run_task, task_digest
 
 BACKENDS = ("loky", "dask")
 
 
 @dataclass(frozen=True)
 class CheckpointPlan:
-    """Where the tasks of a run keep their checkpoints, under which key, how often."""
+    """Where the tasks of a run keep their checkpoints, under which key, how often.
+
+    A task's key is :func:`checkpoint_key`: its own definition and the code ``version``, so
+    that a checkpoint outlives changes of the config that leave the task alone (data sets or
+    methods added) and is ignored after any change of the task or of the code.
+    """
 
     directory: Path
-    key: str
+    version: str
     every_seconds: float
 
-    def for_task(self, task: Task) -> Checkpoint:
-        """The checkpoint of ``task``."""
-        return Checkpoint(checkpoint_file(self.directory, task.task_id), self.key,
-                          self.every_seconds)
+    def for_task(self, task: Task, protocol: Protocol) -> Checkpoint:
+        """The checkpoint of ``task`` (run under ``protocol``)."""
+        return Checkpoint(checkpoint_file(self.directory, task.task_id),
+                          checkpoint_key(task, protocol, self.version), self.every_seconds)
+
+
+def checkpoint_key(task: Task, protocol: Protocol, version: str) -> str:
+    """The key a checkpoint of ``task`` is saved under (and must carry to be resumed)."""
+    return f"{task_digest(task, protocol)}:{version}"
 
 
 def default_task_threads(jobs: int, backend: str, scheduler: str | None) -> int:
@@ -56,7 +67,7 @@ def _execute(task: Task, ds: Dataset, protocol, on_query=None,
     """Run a task with single-threaded BLAS (parallelism comes from the task fan-out and,
     inside a query, from ``threads`` Python threads)."""
     t0 = time.perf_counter()
-    ckpt = checkpoints.for_task(task) if checkpoints is not None else None
+    ckpt = checkpoints.for_task(task, protocol) if checkpoints is not None else None
     with threadpool_limits(limits=1):
         df = run_task(task, ds, protocol, on_query=on_query, checkpoint=ckpt, threads=threads)
     return task, df, time.perf_counter() - t0

@@ -17,10 +17,12 @@ The loop (pool-based active learning):
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 import pandas as pd
@@ -52,6 +54,21 @@ class Task:
     def task_id(self) -> str:
         safe = [_safe(x) for x in (self.dataset.label, self.model.label, self.strategy.label)]
         return "__".join(safe) + f"__r{self.repetition}__f{self.fold}"
+
+
+def task_digest(task: Task, protocol: Protocol) -> str:
+    """Hash of everything that determines one task's rows: its data set, model and strategy
+    (labels and parameters), the protocol it runs under (the data set's own, see
+    :meth:`~alprbf.config.Config.protocol_for`), its repetition and fold.
+
+    Unlike the config digest it does not change when data sets or methods are added to the
+    config, so a task's checkpoint survives such an extension.
+    """
+    blob = json.dumps({"experiment": task.experiment, "dataset": asdict(task.dataset),
+                       "model": asdict(task.model), "strategy": asdict(task.strategy),
+                       "protocol": asdict(protocol), "repetition": task.repetition,
+                       "fold": task.fold}, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
 def _safe(label: str) -> str:

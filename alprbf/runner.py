@@ -332,7 +332,7 @@ def run_experiment(cfg: Config, out: str | Path | None = None, *, jobs: int = 1,
     tasks = select_tasks(all_tasks, only)
     ckpt_dir = out / CHECKPOINTS_DIR
     checkpoints = None if checkpoint_every is None else CheckpointPlan(
-        ckpt_dir, f"{cfg.digest()}:{__version__}", float(checkpoint_every))
+        ckpt_dir, __version__, float(checkpoint_every))
     with _output_errors(out):
         (out / TASKS_DIR).mkdir(parents=True, exist_ok=True)
         ckpt_dir.mkdir(exist_ok=True)
@@ -366,7 +366,7 @@ def run_experiment(cfg: Config, out: str | Path | None = None, *, jobs: int = 1,
                 with _output_errors(out):
                     write_task(df, task_file(out, task.task_id), execution, cfg.digest())
                 if checkpoints is not None:
-                    checkpoints.for_task(task).clear()
+                    checkpoints.for_task(task, protocols[task.dataset.label]).clear()
                 done += 1
                 bar.task_done(task, queries[task.dataset.label])
     return RunSummary(out, len(tasks), skipped, done, time.perf_counter() - t0, extended)

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import pickle
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 
 from alprbf import __version__
 from alprbf.checkpoint import CHECKPOINT_FORMAT, Checkpoint, LoopState
 from alprbf.config import load_config
+from alprbf.execution import checkpoint_key
 from alprbf.protocol import run_task
 from alprbf.results import TIMING_COLUMNS, read_results
 from alprbf.runner import load_datasets, plan, run_experiment
@@ -150,7 +153,7 @@ def test_run_resumes_an_unfinished_task_from_its_checkpoint(setup, tmp_path):
     task = tasks[0]
     path = out / "checkpoints" / f"{task.task_id}.pkl"
     path.parent.mkdir(parents=True)
-    ck = Checkpoint(path, f"{cfg.digest()}:{__version__}", every_seconds=0.0)
+    ck = Checkpoint(path, checkpoint_key(task, cfg.protocol, __version__), every_seconds=0.0)
     with pytest.raises(Crash):
         run_task(task, datasets[task.dataset.label], cfg.protocol,
                  on_query=_stop_at(STOP_AFTER), checkpoint=ck)
@@ -189,3 +192,39 @@ def test_every_registered_model_and_strategy_pickles():
     for name in STRATEGIES:
         strategy = STRATEGIES[name]()
         assert type(pickle.loads(pickle.dumps(strategy))) is STRATEGIES[name], name
+
+
+def test_a_checkpoint_outlives_an_extension_of_the_config_and_no_other_change(setup, tmp_path):
+    """Adding a method to the config keeps a task's checkpoint (its key is the task's own);
+    changing the task's protocol, method parameters or the code version does not."""
+    cfg, datasets, tasks = setup
+    task = tasks[0]
+    raw = yaml.safe_load((tmp_path / "ckpt.yaml").read_text())
+    raw["methods"].append({"model": "logistic_regression", "strategy": "random"})
+    bigger = write_config(tmp_path / "bigger.yaml", model=None, strategy=None,
+                          methods=raw["methods"], protocol=raw["protocol"])
+    big = load_config(bigger)
+    assert big.digest() != cfg.digest()
+    same = next(t for t in plan(big) if t.task_id == task.task_id)
+    key = checkpoint_key(task, cfg.protocol, __version__)
+    assert checkpoint_key(same, big.protocol_for(same.dataset), __version__) == key
+    assert checkpoint_key(task, replace(cfg.protocol, budget=BUDGET + 1), __version__) != key
+    assert checkpoint_key(task, cfg.protocol, __version__ + "x") != key
+    other = replace(task, model=replace(task.model, params={**task.model.params, "x": 1}))
+    assert checkpoint_key(other, cfg.protocol, __version__) != key
+    # end to end: a run of the bigger config resumes the task from the smaller one's checkpoint
+    out = tmp_path / "out"
+    cheap = next(t for t in tasks if t.model.name == "gaussian_nb")
+    run_experiment(cfg, out, progress=False, checkpoint_every=None, only=[cheap.task_id])
+    path = out / "checkpoints" / f"{task.task_id}.pkl"
+    ck = Checkpoint(path, key, every_seconds=0.0)
+    with pytest.raises(Crash):
+        run_task(task, datasets[task.dataset.label], cfg.protocol,
+                 on_query=_stop_at(STOP_AFTER), checkpoint=ck)
+    payload = pickle.loads(path.read_bytes())
+    payload["state"].rows[0]["model_size"] = 12345     # only a resumed run carries the mark
+    path.write_bytes(pickle.dumps(payload))
+    run_experiment(big, out, progress=False, checkpoint_every=0.0, only=[task.task_id])
+    got = read_results(out)
+    assert got.loc[(got["task_id"] == task.task_id) & (got["iteration"] == 0),
+                   "model_size"].tolist() == [12345]
