@@ -16,12 +16,17 @@ methods is resumed.  A checkpoint that cannot be
 written (for example a dask worker without the results directory) only costs the resumability:
 a warning is issued and the task goes on without saving.
 
+Beside it, ``<task_id>.progress.json`` says how far the saved state is (labels so far and at
+the end, when it was saved) for ``alprbf status``, which must not unpickle.
+
 The file holds the pickled dict ``{"format": CHECKPOINT_FORMAT, "key": key, "state": LoopState}``.
 """
 
 from __future__ import annotations
 
+import json
 import pickle
+import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -85,6 +90,45 @@ def checkpoint_file(directory: Path, task_id: str) -> Path:
     return Path(directory) / f"{task_id}.pkl"
 
 
+PROGRESS_SUFFIX = ".progress.json"
+"""Beside a checkpoint ``<task_id>.pkl``: ``<task_id>.progress.json``, how far the saved state
+is (JSON, readable without loading the pickle)."""
+
+
+@dataclass(frozen=True)
+class Progress:
+    """How far a task in flight was at its last checkpoint.
+
+    Attributes
+    ----------
+    n_labeled : int
+        Labeled training rows in the saved state.
+    target : int
+        Labeled training rows at the end of the budget (``n_labeled + remaining``).
+    saved : float
+        When the checkpoint was written (seconds since the epoch).
+    """
+
+    n_labeled: int
+    target: int
+    saved: float
+
+
+def progress_file(directory: Path, task_id: str) -> Path:
+    """The progress file beside the checkpoint of task ``task_id`` in ``directory``."""
+    return Path(directory) / f"{task_id}{PROGRESS_SUFFIX}"
+
+
+def read_progress(directory: Path, task_id: str) -> Progress | None:
+    """The progress of task ``task_id``'s checkpoint in ``directory`` (None if none, or not
+    readable: older runs wrote checkpoints without it)."""
+    try:
+        d = json.loads(progress_file(directory, task_id).read_text())
+        return Progress(int(d["n_labeled"]), int(d["target"]), float(d["saved"]))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
 @dataclass
 class Checkpoint:
     """Where and how often a task saves its loop state.
@@ -127,13 +171,22 @@ class Checkpoint:
         if self._failed:
             return
         payload = {"format": CHECKPOINT_FORMAT, "key": self.key, "state": state}
+        n = int(np.count_nonzero(~np.isnan(np.asarray(state.y_obs, dtype=float))))
+        progress = {"n_labeled": n, "target": n + int(state.remaining), "saved": time.time()}
         try:
             write_atomic(self.path, pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
+            write_atomic(self._progress_path, json.dumps(progress).encode())
         except (OSError, pickle.PicklingError, TypeError, AttributeError) as exc:
             self._failed = True
             warnings.warn(f"cannot write checkpoint {self.path} ({exc}); the task goes on "
                           "without checkpoints", stacklevel=2)
 
     def clear(self) -> None:
-        """Delete the checkpoint (after the task's results are written)."""
+        """Delete the checkpoint and its progress file (after the task's results are
+        written)."""
         self.path.unlink(missing_ok=True)
+        self._progress_path.unlink(missing_ok=True)
+
+    @property
+    def _progress_path(self) -> Path:
+        return self.path.with_name(self.path.stem + PROGRESS_SUFFIX)

@@ -6,6 +6,7 @@ from . import cpu
 
 cpu.pin_kernels()   # before anything imports NumPy: the same rows on every x86-64 machine
 
+import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Annotated  # noqa: E402
 
@@ -285,6 +286,11 @@ def status(
     console.print(table)
     typer.echo("to do, h: projected from the finished tasks of the same cell (?: none "
                "finished yet)")
+    for c in st.cells:
+        for task_id, p in c.progress.items():
+            saved = time.strftime("%Y-%m-%d %H:%M", time.localtime(p.saved))
+            typer.echo(f"in flight: {task_id}: {p.n_labeled} of {p.target} labels at its "
+                       f"checkpoint ({saved})")
     typer.echo(f"held by: {st.holder}" if st.holder
                else "no run holds this directory now")
 

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .checkpoint import CHECKPOINTS_DIR, checkpoint_file
+from .checkpoint import CHECKPOINTS_DIR, Progress, checkpoint_file, read_progress
 from .config import Config
 from .errors import UserError
 from .fileio import lock_holder
@@ -40,6 +40,9 @@ class CellStatus:
         Task files whose checksum holds.
     in_flight : int
         Unfinished tasks with a checkpoint (running now, or resumed by the next run).
+    progress : dict
+        Task id -> :class:`~alprbf.checkpoint.Progress` of the tasks in flight whose
+        checkpoint has a progress file.
     damaged : int
         Task files that fail their checksum (the next run redoes them).
     seconds : float
@@ -53,6 +56,8 @@ class CellStatus:
     in_flight: int = 0
     damaged: int = 0
     seconds: float = 0.0
+    #: task id -> how far its checkpoint is (tasks in flight whose run wrote a progress file)
+    progress: dict[str, Progress] = field(default_factory=dict)
 
     @property
     def to_do(self) -> int:
@@ -127,4 +132,7 @@ def run_status(cfg: Config, out: str | Path | None = None,
             cell.damaged += 1
         if checkpoint_file(out / CHECKPOINTS_DIR, t.task_id).exists():
             cell.in_flight += 1
+            progress = read_progress(out / CHECKPOINTS_DIR, t.task_id)
+            if progress is not None:
+                cell.progress[t.task_id] = progress
     return status

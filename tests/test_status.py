@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import yaml
 from typer.testing import CliRunner
 
-from alprbf.checkpoint import CHECKPOINTS_DIR, checkpoint_file
+from alprbf import __version__
+from alprbf.checkpoint import CHECKPOINTS_DIR, Checkpoint, checkpoint_file, progress_file
 from alprbf.cli import app
 from alprbf.config import load_config
 from alprbf.errors import UserError
+from alprbf.execution import checkpoint_key
 from alprbf.fileio import exclusive_lock, lock_holder
+from alprbf.protocol import run_task
 from alprbf.results import TIMING_COLUMNS, read_task, task_file, task_files, task_seconds
-from alprbf.runner import run_experiment
+from alprbf.runner import load_datasets, plan, run_experiment
 from alprbf.status import run_status
 
 from .conftest import write_config
@@ -125,3 +129,35 @@ def test_a_run_at_another_scale_is_named(tmp_path):
     res = runner.invoke(app, ["status", str(path), "--out", str(tmp_path / "r"),
                               "--scale", "smoke"])
     assert res.exit_code == 0 and "4/12" in res.output, res.output
+
+
+def test_a_task_in_flight_shows_how_far_its_checkpoint_is(tmp_path):
+    """The progress file of a real interrupted task: its labels equal the checkpointed
+    state's, its target the labels the finished task ends with (both read without the
+    pickle), and the status command prints them."""
+    cfg, out = _partial_run(tmp_path)
+    task = next(t for t in plan(cfg) if t.task_id == "iris__gaussian_nb__random__r0__f1")
+    ck = Checkpoint(checkpoint_file(out / CHECKPOINTS_DIR, task.task_id),
+                    checkpoint_key(task, cfg.protocol, __version__), every_seconds=0.0)
+    calls = []
+
+    def stop_after_two(n):
+        calls.append(n)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_task(task, load_datasets(cfg)[task.dataset.label], cfg.protocol,
+                 on_query=stop_after_two, checkpoint=ck)
+    state = ck.load()
+    labeled = int(np.count_nonzero(~np.isnan(state.y_obs)))
+    st = run_status(cfg, out)
+    (prog,) = [p for c in st.cells for p in c.progress.values()]
+    assert prog.n_labeled == labeled and prog.target == labeled + state.remaining
+    res = CliRunner().invoke(app, ["status", str(tmp_path / "tiny.yaml"), "--out", str(out)])
+    assert f"{task.task_id}: {labeled} of {prog.target} labels" in res.output
+    # finishing the task clears both files; its last row has the announced target
+    run_experiment(cfg, out, progress=False, only=[task.task_id])
+    assert read_task(task_file(out, task.task_id))["n_labeled"].iloc[-1] == prog.target
+    assert not progress_file(out / CHECKPOINTS_DIR, task.task_id).exists()
+    assert not any(c.progress for c in run_status(cfg, out).cells)
