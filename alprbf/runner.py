@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
-from .checkpoint import CHECKPOINTS_DIR, checkpoint_file
+from .checkpoint import CHECKPOINTS_DIR, checkpoint_file, progress_file
 from .config import Config
 from .cpu import kernel_report
 from .datasets import DATASETS, Dataset
@@ -347,6 +347,7 @@ def run_experiment(cfg: Config, out: str | Path | None = None, *, jobs: int = 1,
                 for t in tasks:
                     _remove_task(out, t.task_id)
                     checkpoint_file(ckpt_dir, t.task_id).unlink(missing_ok=True)
+                    progress_file(ckpt_dir, t.task_id).unlink(missing_ok=True)
         datasets = load_datasets(cfg)
         queries = validate(cfg, datasets)
         with _output_errors(out):
