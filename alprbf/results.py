@@ -284,13 +284,7 @@ def task_seconds(path: str | Path) -> float:
 
 def run_digest(out: str | Path) -> str | None:
     """The config digest of a results directory's ``run.json`` (None without one)."""
-    path = Path(out) / "run.json"
-    if not path.is_file():
-        return None
-    try:
-        return json.loads(path.read_text()).get("config_digest")
-    except (OSError, ValueError, AttributeError) as exc:
-        raise UserError(f"invalid run metadata {path}: {exc}") from None
+    return run_metadata(out).get("config_digest")
 
 
 def run_metadata(out: str | Path) -> dict:

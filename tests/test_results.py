@@ -16,6 +16,8 @@ from alprbf.results import (
     compare_results,
     read_results,
     read_task,
+    run_digest,
+    run_digests,
     task_file,
     write_task,
 )
@@ -183,3 +185,21 @@ def test_compact_refuses_a_damaged_file_and_an_empty_directory(tmp_path):
     assert res.exit_code == 2 and "does not match its checksum" in res.output
     empty = CliRunner().invoke(app, ["compact", str(tmp_path)])
     assert empty.exit_code == 2 and "holds no task files" in empty.output
+
+
+@pytest.mark.parametrize("text", ["[1, 2]", "{not json", '{"config_digest": "a", "extends": 3}'])
+def test_invalid_run_metadata_is_a_one_line_user_error(tmp_path, text):
+    (tmp_path / "run.json").write_text(text)
+    with pytest.raises(UserError, match="invalid run metadata"):
+        run_digests(tmp_path)
+    if not text.startswith('{"config_digest"'):       # that one has a valid digest
+        with pytest.raises(UserError, match="invalid run metadata"):
+            run_digest(tmp_path)
+
+
+def test_run_metadata_without_a_digest_or_file_has_no_digests(tmp_path):
+    assert run_digests(tmp_path) == () and run_digest(tmp_path) is None
+    (tmp_path / "run.json").write_text('{"experiment": "x"}')
+    assert run_digests(tmp_path) == () and run_digest(tmp_path) is None
+    (tmp_path / "run.json").write_text('{"config_digest": "b", "extends": ["a"]}')
+    assert run_digests(tmp_path) == ("b", "a") and run_digest(tmp_path) == "b"
