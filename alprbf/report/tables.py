@@ -558,11 +558,15 @@ def reference_table(cells: pd.DataFrame, summary: list[str]) -> Table:
         One line per published table (:func:`alprbf.report.reference.summary`), printed under
         the table.
     """
+    by_cell: dict = {}                # one pass over the rows (per-group frames are slow)
+    for r in cells.itertuples(index=False):
+        if not pd.isna(r.cell):
+            by_cell.setdefault(r.cell, []).append(r)
     rows = []
-    for _, g in cells.groupby("cell", sort=True):
-        p = next(g[g["primary"]].itertuples(index=False))
-        others = [_reading_text(r) for r in g[~g["primary"] & (g["verdict"] != "not selected")
-                                              ].itertuples(index=False)]
+    for cell in sorted(by_cell):
+        g = by_cell[cell]
+        p = next(r for r in g if r.primary)
+        others = [_reading_text(r) for r in g if not r.primary and r.verdict != "not selected"]
         rows.append([p.table, p.dataset, p.published_as, p.metric, _value(p.ref_mean, p.ref_std),
                      _value(p.ours_mean, p.ours_std),
                      NA if _bad(p.diff) else f"{p.diff:+.3f}", _verdict_text(p), _reader(p),
