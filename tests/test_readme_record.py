@@ -19,6 +19,7 @@ README = ROOT / "README.md"
 
 #: complete records whose README table lists every published cell
 COMPLETE = {
+    "000": ROOT / "results/table-000-full/report-paper-methods/table_000/reference.csv",
     "001": ROOT / "results/table-001-full/report/table_001/reference.csv",
     "002": ROOT / "results/table-002-full/report/table_002/reference.csv",
 }
@@ -58,9 +59,6 @@ def test_readme_status_table_matches_the_tracked_report(table):
 
 #: in-progress record: (experiment directory, the paper's methods, report arguments)
 IN_PROGRESS = {
-    "000": (ROOT / "results/table-000-full/table_000",
-            ("active_prbf_literal / posterior_ratio", "incremental_ssl_prbf_literal / qbc_prbf"),
-            {}),
     "003": (ROOT / "results/table-003-full/table_003",
             ("rwm / four_ds", "gmm / four_ds", "lap / uncertainty_svm", "rbf / four_ds",
              "rbf / uncertainty_svm"),
@@ -93,28 +91,6 @@ def in_progress_reference(tmp_path_factory):
         ref = pd.read_csv(dest / "reference.csv")
         out[table] = ref[ref["primary"]]
     return out
-
-
-def test_readme_seed000_table_matches_the_record_in_progress(in_progress_reference):
-    exp_dir = IN_PROGRESS["000"][0]
-    ref = in_progress_reference["000"]
-    ref = ref[ref["metric"] == "error_at_budget"]
-    assert len(ref) == 8                                   # 4 data sets x the paper's 2 methods
-    rows = _table_rows(README.read_text())
-    complete = 0
-    for cell in ref.itertuples():
-        matches = [r for r in rows if cell.dataset in r and cell.our_method in r]
-        assert len(matches) == 1, (f"README has {len(matches)} rows for "
-                                   f"{cell.dataset} / {cell.our_method}")
-        row = matches[0]
-        assert f"{cell.ref_mean:.2f} ({cell.ref_std:.2f})" in row
-        if _recorded_folds(exp_dir, cell.dataset, cell.our_method) == 5:
-            complete += 1
-            assert f"{cell.ours_mean:.2f} ({cell.ours_std:.2f})" in row, row
-            assert cell.verdict in row, row
-        else:
-            assert "running" in row, f"{cell.dataset} / {cell.our_method} is not complete: {row}"
-    assert complete >= 6
 
 
 def _status_table_003(text: str) -> dict[str, dict[str, str]]:
