@@ -232,10 +232,31 @@ def _git_commit() -> str | None:
     return rev.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
 
 
+def _earlier_commits(out: Path, commit: str | None) -> list[str]:
+    """The commits named by ``out/run.json`` (its ``earlier_commits``, then its ``git_commit``)
+    other than ``commit``, oldest first, each once; [] without a readable run.json."""
+    try:
+        prev = json.loads((out / "run.json").read_text())
+    except (OSError, ValueError):
+        return []
+    if not isinstance(prev, dict):
+        return []
+    named = [*prev.get("earlier_commits", []), prev.get("git_commit")]
+    return [c for i, c in enumerate(named)
+            if isinstance(c, str) and c != commit and c not in named[:i]]
+
+
 def write_metadata(cfg: Config, out: Path, datasets: dict[str, Dataset], tasks: list[Task],
                    extends: Sequence[str] = ()) -> None:
     """Write ``out/run.json``; ``extends``: digests of the configs whose results ``out`` keeps
-    (this config adds data sets or methods to theirs)."""
+    (this config adds data sets or methods to theirs).
+
+    ``git_commit`` is the commit of this run; when ``out`` already holds results computed at
+    other commits, those are kept in ``earlier_commits`` (oldest first), so a directory built
+    over several runs names (at least) every commit its task files come from.
+    """
+    commit = _git_commit()
+    earlier = _earlier_commits(out, commit)
     meta = {
         "experiment": experiment_name(cfg),
         "config_digest": cfg.digest(),
@@ -243,7 +264,8 @@ def write_metadata(cfg: Config, out: Path, datasets: dict[str, Dataset], tasks: 
         "config_file": cfg.source,
         "config": cfg.to_dict(),
         "versions": _versions(),
-        "git_commit": _git_commit(),
+        "git_commit": commit,
+        **({"earlier_commits": earlier} if earlier else {}),
         "datasets": {label: {"name": ds.name, "shape": list(ds.X.shape),
                              "n_classes": ds.n_classes, "content_sha256": ds.content_sha256(),
                              "files_sha256": ds.sha256, "source": ds.source}
@@ -350,9 +372,12 @@ def run_experiment(cfg: Config, out: str | Path | None = None, *, jobs: int = 1,
                     progress_file(ckpt_dir, t.task_id).unlink(missing_ok=True)
         datasets = load_datasets(cfg)
         queries = validate(cfg, datasets)
-        with _output_errors(out):
-            write_metadata(cfg, out, datasets, all_tasks, extends)
         todo = [t for t in tasks if not _finished(out, t.task_id)]
+        if todo or not (out / "run.json").is_file():
+            # a run with nothing left to do leaves run.json (the commit that computed the
+            # results) as it is: resuming a finished record does not re-stamp it
+            with _output_errors(out):
+                write_metadata(cfg, out, datasets, all_tasks, extends)
         skipped = len(tasks) - len(todo)
 
         execution = {"jobs": jobs, "backend": backend, "task_threads": task_threads}

@@ -67,6 +67,29 @@ def test_rows_follow_schema_and_protocol(tiny_config, tmp_path):
     assert meta["datasets"]["iris"]["shape"] == [150, 4]
 
 
+def test_run_json_names_the_commits_of_the_task_files(tiny_config, tmp_path, monkeypatch):
+    """A finished directory resumed at another commit keeps its run.json (nothing was
+    computed there); tasks computed at a new commit add it and keep the earlier ones."""
+    import alprbf.runner as runner
+
+    cfg = load_config(tiny_config)
+    out = tmp_path / "r"
+    meta = lambda: json.loads((out / "run.json").read_text())  # noqa: E731
+    monkeypatch.setattr(runner, "_git_commit", lambda: "aaa")
+    run_experiment(cfg, out, progress=False, only=["*__f0"])
+    assert meta()["git_commit"] == "aaa" and "earlier_commits" not in meta()
+    before = (out / "run.json").read_bytes()
+    monkeypatch.setattr(runner, "_git_commit", lambda: "bbb")
+    summary = run_experiment(cfg, out, progress=False, only=["*__f0"])
+    assert summary.n_done == 0 and (out / "run.json").read_bytes() == before
+    summary = run_experiment(cfg, out, progress=False)           # fold 1 computed at bbb
+    assert summary.n_done > 0
+    assert meta()["git_commit"] == "bbb" and meta()["earlier_commits"] == ["aaa"]
+    monkeypatch.setattr(runner, "_git_commit", lambda: "aaa")
+    run_experiment(cfg, out, progress=False, force=True, only=["*__f1"])
+    assert meta()["git_commit"] == "aaa" and meta()["earlier_commits"] == ["bbb"]
+
+
 def test_same_config_same_results_jobs1_vs_jobs2(tiny_config, tmp_path):
     cfg = load_config(tiny_config)
     run_experiment(cfg, tmp_path / "a", jobs=1, progress=False)
