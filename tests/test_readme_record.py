@@ -130,3 +130,24 @@ def test_readme_seed003_table_matches_the_record_in_progress(in_progress_referen
             else:
                 assert text.startswith("to come ("), f"{dataset} is not complete: {row[column]}"
     assert complete >= 14
+
+
+def test_readme_record_table_names_each_run_commit():
+    """The record table's commit column names the commit every tracked run.json was written
+    at (and any earlier commits it lists), so the README cannot point at another commit."""
+    import json
+
+    rows = {r[0].split()[0]: r for r in _table_rows(README.read_text())
+            if len(r) == 3 and r[0][:3].isdigit()}
+    runs = sorted(ROOT.glob("results/table-*-full/*/run.json"))
+    assert len(runs) >= 5
+    for run in runs:
+        table = run.parent.parent.name.split("-")[1]
+        assert table in rows, f"README's record table has no row for table {table}"
+        meta = json.loads(run.read_text())
+        commits = [*meta.get("earlier_commits", []), meta["git_commit"]]
+        named = [c.strip() for c in rows[table][2].split(",")]
+        for commit in commits:
+            assert not commit.endswith("-dirty"), f"{run} was written from a dirty checkout"
+            assert any(commit.startswith(n) for n in named), (
+                f"{run}: commit {commit[:7]} is not in the README's record row {named}")
