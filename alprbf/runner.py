@@ -234,13 +234,8 @@ def _git_commit() -> str | None:
 
 def _earlier_commits(out: Path, commit: str | None) -> list[str]:
     """The commits named by ``out/run.json`` (its ``earlier_commits``, then its ``git_commit``)
-    other than ``commit``, oldest first, each once; [] without a readable run.json."""
-    try:
-        prev = json.loads((out / "run.json").read_text())
-    except (OSError, ValueError):
-        return []
-    if not isinstance(prev, dict):
-        return []
+    other than ``commit``, oldest first, each once; [] without a run.json."""
+    prev = run_metadata(out)
     named = [*prev.get("earlier_commits", []), prev.get("git_commit")]
     return [c for i, c in enumerate(named)
             if isinstance(c, str) and c != commit and c not in named[:i]]
