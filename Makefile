@@ -27,11 +27,12 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(VENV)/.installed: $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install --quiet -e ".[dask,test,bench,dev]"
+# constraints.txt pins every package to the versions the record was made with
+$(VENV)/.installed: $(BIN)/python pyproject.toml constraints.txt
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dask,test,bench,dev]"
 	@touch $@
 
-install: $(VENV)/.installed  ## create .venv and install alprbf with all extras
+install: $(VENV)/.installed  ## create .venv and install alprbf with all extras (pinned: constraints.txt)
 
 demo: install  ## run the quickstart experiment end to end and write its report
 	$(BIN)/alprbf run configs/quickstart.yaml --jobs $(JOBS)

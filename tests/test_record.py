@@ -142,3 +142,29 @@ def test_check_record_command_with_queries(tmp_path):
                                   "--queries", "4"])
     assert ok.exit_code == 0, ok.output
     assert "4 re-run tasks identical to the record over their first 4 queries" in ok.output
+
+
+def test_make_install_pins_the_versions_the_record_was_made_with():
+    """constraints.txt (used by `make install`) pins each package that run.json records to the
+    version every tracked record was computed with, so the guard and the report test see a
+    change of code, not an upstream release."""
+    import json
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    pins = dict(re.findall(r"^([A-Za-z0-9_.-]+)==(\S+)$",
+                           (root / "constraints.txt").read_text(), flags=re.M))
+    pins = {k.lower().replace("_", "-"): v for k, v in pins.items()}
+    runs = sorted(root.glob("results/table-*-full/*/run.json"))
+    assert runs
+    for run in runs:
+        versions = json.loads(run.read_text())["versions"]
+        for package, version in versions.items():
+            if package in ("python", "alprbf"):
+                continue
+            assert pins.get(package) == version, (
+                f"{run}: made with {package} {version}, constraints.txt pins "
+                f"{pins.get(package)}")
+    for package in ("numpy", "scipy", "scikit-learn", "matplotlib", "pandas", "pyarrow"):
+        assert package in pins, f"constraints.txt does not pin {package}"
