@@ -1,6 +1,7 @@
 """Plots read only the curve table; checks on what they draw."""
 
 import pandas as pd
+import pytest
 
 from alprbf.report import plots
 
@@ -47,3 +48,37 @@ def test_the_same_results_give_the_same_figure_files(tmp_path):
     assert {"demo/cd_diagram.png", "demo/cd_diagram.pdf"} <= set(names)
     match, mismatch, errors = filecmp.cmpfiles(outs[0], outs[1], names, shallow=False)
     assert match == names and not mismatch and not errors
+
+
+def test_png_is_a_palette_preview_of_the_vector_figure(tmp_path):
+    """The PNG is a 256-colour palette image (small in the record); its pixels stay within a
+    few levels of the full-colour rendering, and the PDF is written beside it."""
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    rows = [{"dataset": d, "method": m, "n_labeled": n, "mean": 10.0 + i + n / 10,
+             "std": 2.0 + i} for d in ("a", "b") for i, m in enumerate(("m1", "m2", "m3"))
+            for n in range(10, 200, 5)]
+    seen = {}
+    real_save = plots._save
+
+    def keep(fig, stem, formats):
+        seen["fig"] = fig
+        return real_save(fig, stem, formats)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(plots, "_save", keep)
+        paths = plots.learning_curves(pd.DataFrame(rows), tmp_path / "lc")
+    assert {p.suffix for p in paths} == {".png", ".pdf"} and all(p.is_file() for p in paths)
+    with Image.open(tmp_path / "lc.png") as im:
+        assert im.mode == "P" and len(im.getcolors(256) or []) <= 256
+        ours = np.asarray(im.convert("RGB"), dtype=float)
+    buf = io.BytesIO()
+    seen["fig"].savefig(buf, format="png", dpi=plots.DPI, bbox_inches="tight", pad_inches=0.15)
+    buf.seek(0)
+    with Image.open(buf) as im:
+        full = np.asarray(im.convert("RGB"), dtype=float)
+    assert ours.shape == full.shape
+    assert np.abs(ours - full).mean() < 2.0          # mean error under 2 of 255 levels
