@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import re
+from pathlib import Path
+
 import pytest
 import yaml
 from typer.testing import CliRunner
@@ -148,10 +152,6 @@ def test_make_install_pins_the_versions_the_record_was_made_with():
     """constraints.txt (used by `make install`) pins each package that run.json records to the
     version every tracked record was computed with, so the guard and the report test see a
     change of code, not an upstream release."""
-    import json
-    import re
-    from pathlib import Path
-
     root = Path(__file__).resolve().parents[1]
     pins = dict(re.findall(r"^([A-Za-z0-9_.-]+)==(\S+)$",
                            (root / "constraints.txt").read_text(), flags=re.M))

@@ -76,7 +76,7 @@ def test_png_is_a_palette_preview_of_the_vector_figure(tmp_path):
         assert im.mode == "P" and len(im.getcolors(256) or []) <= 256
         ours = np.asarray(im.convert("RGB"), dtype=float)
     buf = io.BytesIO()
-    seen["fig"].savefig(buf, format="png", dpi=plots.DPI, bbox_inches="tight", pad_inches=0.15)
+    seen["fig"].savefig(buf, format="png", **plots.SAVE_OPTIONS)
     buf.seek(0)
     with Image.open(buf) as im:
         full = np.asarray(im.convert("RGB"), dtype=float)

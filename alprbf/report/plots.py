@@ -20,6 +20,8 @@ from .stats import RankedComparison
 
 PLOT_FORMATS = ("png", "pdf")
 DPI = 150
+#: ``Figure.savefig`` options of every figure file
+SAVE_OPTIONS = {"dpi": DPI, "bbox_inches": "tight", "pad_inches": 0.15}
 
 #: Line styles and markers cycled beside the ten colours, so that no two of up to 40 methods
 #: look alike and the curves stay apart in grey-scale prints.
@@ -38,7 +40,7 @@ def _save(fig: Figure, stem: Path, formats=PLOT_FORMATS) -> list[Path]:
         else:
             # no creation date in a PDF, so that the same report gives the same file
             meta = {"CreationDate": None} if f == "pdf" else None
-            fig.savefig(p, dpi=DPI, bbox_inches="tight", pad_inches=0.15, metadata=meta)
+            fig.savefig(p, metadata=meta, **SAVE_OPTIONS)
         paths.append(p)
     return paths
 
@@ -52,7 +54,7 @@ def _save_png_preview(fig: Figure, path: Path) -> None:
     Deterministic: Pillow's median-cut quantiser has no random start.
     """
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=DPI, bbox_inches="tight", pad_inches=0.15)
+    fig.savefig(buf, format="png", **SAVE_OPTIONS)
     buf.seek(0)
     with Image.open(buf) as im:
         rgb = im.convert("RGB")     # the figure's background is opaque white
