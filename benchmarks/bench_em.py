@@ -19,6 +19,11 @@ Usage::
 
 Prints one line per case with the median times (ms) and the ratio ours / sklearn (goal <= 0.5).
 
+Kernels.  By default both sides run with the CPU's own NumPy and OpenBLAS kernels (on an
+AVX-512 CPU: NumPy's AVX-512 ``exp``, about 1 ns per value).  ``--kernels pinned`` pins them to
+the AVX2 level first, as every ``alprbf`` command does (:mod:`alprbf.cpu`): then ``exp`` is the C
+library's, 4-5 ns per value, on both sides.
+
 Allocator state.  sklearn's iteration allocates several (n, M) temporaries; glibc serves an
 allocation above its mmap threshold with fresh pages (a page fault per 4 KiB) and raises that
 threshold the first time such a block is freed, so the same sklearn iteration took 4 ms or
@@ -34,14 +39,31 @@ from __future__ import annotations
 import argparse
 import ctypes
 import ctypes.util
+import sys
 import time
 import warnings
 
-import numpy as np
-from sklearn.mixture import GaussianMixture
-from threadpoolctl import threadpool_limits
+from alprbf import cpu
 
-from alprbf.prbf import PRBFParams, e_step, m_step, prepare_data
+
+def kernels_arg(argv: list[str]) -> str:
+    """The value of ``--kernels`` (read before NumPy is imported)."""
+    for i, a in enumerate(argv):
+        if a.startswith("--kernels="):
+            return a.split("=", 1)[1]
+        if a == "--kernels" and i + 1 < len(argv):
+            return argv[i + 1]
+    return "native"
+
+
+if kernels_arg(sys.argv) == "pinned":
+    cpu.pin_kernels()          # as the command line does, before NumPy is imported
+
+import numpy as np  # noqa: E402
+from sklearn.mixture import GaussianMixture  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
+
+from alprbf.prbf import PRBFParams, e_step, m_step, prepare_data  # noqa: E402
 
 CASES = [(8800, 16, 20, 10), (4500, 62, 20, 10)]   # (N, d, M, K): pen digits / optical digits
 
@@ -119,10 +141,16 @@ def main() -> None:
                     help="fraction of unlabeled rows (overrides --ssl)")
     ap.add_argument("--components", type=int, nargs="*", default=None,
                     help="numbers of components M to run instead of the default 20")
+    ap.add_argument("--kernels", choices=["native", "pinned"], default="native",
+                    help="native: the CPU's own kernels for NumPy and OpenBLAS (both sides); "
+                         "pinned: the AVX2 kernels every `alprbf` command runs with (alprbf.cpu)")
     ap.add_argument("--malloc", choices=["heap", "default"], default="heap",
                     help="allocator state for both sides (see the module docstring)")
     args = ap.parse_args()
     print(f"allocator: {fix_allocator(args.malloc)}")
+    report = cpu.kernel_report()
+    blas = ", ".join(report["blas"])
+    print(f"kernels: {args.kernels} (pinned: {report['pinned']}; BLAS: {blas})")
     frac = args.unlabeled if args.unlabeled is not None else (0.5 if args.ssl else 0.0)
     cases = [(n, d, m, K) for n, d, M, K in CASES for m in (args.components or [M])]
     print(f"{'N':>6} {'d':>3} {'M':>3} {'K':>3} {'cov':>9} {'ours ms':>9} {'sklearn ms':>10} "

@@ -50,6 +50,7 @@ from ._gaussian import (
     gaussian_parameters_and_precisions,
     weighted_moments,
 )
+from ._normalize import FLUSH, FLUSH_LOG, normalize_with_offsets
 from ._params import PRBFParams
 
 DEAD_MASS = 1e-10
@@ -57,11 +58,12 @@ DEAD_MASS = 1e-10
 
 INIT_METHODS = ("kmeans", "random_from_data")
 
-_FLUSH_LOG = -460.0
-_FLUSH = float(np.exp(_FLUSH_LOG))
+_FLUSH_LOG = FLUSH_LOG
+_FLUSH = FLUSH
 """Responsibilities below ``exp(-460) ~ 1e-200`` are set to 0 in the probability (not log)
 arrays: their effect on any sum is below 1e-200 relative, and products of such numbers would
-be subnormal, which the CPU handles about a hundred times more slowly."""
+be subnormal, which the CPU handles about a hundred times more slowly (defined in _normalize,
+whose compiled E-step uses them)."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -198,30 +200,6 @@ def exp_flushed(a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     return out
 
 
-def _normalize_log_cols(aT: np.ndarray, out: np.ndarray | None = None
-                        ) -> tuple[np.ndarray, np.ndarray]:
-    """Column-wise log-sum-exp and normalised exponentials of ``aT`` (M, n) (not changed).
-
-    Works on the transposed (components x rows) layout, where the reductions over components
-    are fast.  Returns ``log_norm`` (n,) and ``respT`` (M, n) with columns summing to 1;
-    entries below ``exp(_FLUSH_LOG)`` relative to the column maximum are flushed to 0.
-    Columns that are entirely ``-inf`` give ``log_norm = -inf`` and zero responsibilities.
-    ``out`` (M, n), if given, receives ``respT``.
-    """
-    m = aT.max(axis=0)
-    bad = ~np.isfinite(m)
-    if bad.any():
-        m[bad] = 0.0
-    e = np.subtract(aT, m, out=out)
-    exp_flushed(e, out=e)
-    s = e.sum(axis=0)
-    with np.errstate(divide="ignore"):
-        log_norm = m + np.log(s)
-        inv = 1.0 / np.where(s > 0, s, 1.0)
-    e *= inv
-    return log_norm, e
-
-
 def mixture_weights(params: PRBFParams) -> np.ndarray:
     """``w_j = sum_k p(k) pi_jk`` (M,): the weights of the marginal density ``p(x)`` (000 eq 18)."""
     return params.weights @ params.class_priors
@@ -309,26 +287,14 @@ def e_step(data: PRBFData, params: PRBFParams, log_prob: np.ndarray | None = Non
                                               params.covariance_type, features=data.features,
                                               out=bufs[0])
     lpT = log_prob.T                                        # (M, n), C-contiguous if ours
-    # offsets: log pi_{j, y} for a labeled row, log w_j for an unlabeled one (table column K).
-    # Mostly labeled rows: every row's offset gathered one component at a time (a contiguous
-    # 1-D take; a column gather or assignment on the (M, n) layout is about ten times slower).
-    # Mostly unlabeled rows: the unlabeled offset broadcast to every row, labeled rows redone.
-    # Both give every entry as the same single addition.
+    # offsets: log pi_{j, y} for a labeled row, log w_j for an unlabeled one (table column K),
+    # added, normalised and exponentiated in one compiled pass (bit-identical to the NumPy
+    # expressions it replaced; see _normalize)
     w = mixture_weights(params)
     table = np.empty((M, K + 1))
     table[:, :K] = safe_log(params.weights)
     table[:, K] = safe_log(w)
-    if 2 * data.n_labeled > n:
-        wT = bufs[1] if bufs[1] is not None else np.empty((M, n))
-        for j in range(M):
-            np.take(table[j], data.codes_ext, out=wT[j])
-        np.add(lpT, wT, out=wT)                             # (M, n)
-    else:
-        wT = np.add(lpT, table[:, K:], out=bufs[1])
-        if data.n_labeled:
-            lab = data.labeled
-            wT[:, lab] = lpT[:, lab] + table[:, data.codes]
-    log_norm, respT = _normalize_log_cols(wT, out=bufs[2])
+    wT, log_norm, respT = normalize_with_offsets(lpT, table, data.codes_ext, bufs[1], bufs[2])
 
     # counts[j, k] = sum_x p(j, k|x): labeled rows directly, unlabeled ones as c_jk * g_j with
     # g_j = sum_unlabeled r_j(x) (the last column of cg); one product with the M-step moments

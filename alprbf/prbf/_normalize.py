@@ -1,0 +1,339 @@
+"""The E-step's normalisation in compiled loops: offsets, log-sum-exp, flushed exponentials.
+
+:func:`normalize_with_offsets` computes, for the (M, n) log densities ``lpT`` of an E-step,
+
+    w[j, i]   = lpT[j, i] + table[j, codes[i]]                  (log pi_jy or log w_j added)
+    m[i]      = max_j w[j, i]     (0 where that is not finite)
+    e[j, i]   = max(w[j, i] - m[i], CLIP)
+    r[j, i]   = exp(e) if exp(e) >= FLUSH else 0                (FLUSH = exp(-460) ~ 1e-200)
+    s[i]      = r[0, i] + r[1, i] + ... + r[M-1, i]             (in this order)
+    log_norm  = m + log(s),   resp[j, i] = r[j, i] * (1 / s[i])  (1 / 1 where s[i] = 0)
+
+Every floating-point operation is the one, in the order, of the NumPy expressions the E-step
+used before (``take`` + ``add``, ``max(axis=0)``, ``subtract``, ``maximum``, ``exp``, the mask
+product, ``sum(axis=0)``, ``multiply``), so the results are bit-identical to them (tested
+against those expressions in ``tests/test_prbf_normalize.py``).  Two NumPy details are kept:
+
+* NumPy sums the components of each row in order, except for a single row, which it sums
+  pairwise; one row therefore still goes through the NumPy expressions;
+* the exponentials and the logarithm stay NumPy's: with its AVX-512 loops (a CPU that has
+  them, without the pinned kernels of :mod:`alprbf.cpu`) they round differently from the C
+  library's, which compiled code would call.
+
+What is gained (evidence: docs/notes.md, 'Fused E-step'):
+
+* the element-wise chain runs in a few compiled passes per block of columns instead of about
+  ten NumPy passes over the whole (M, n) arrays;
+* no exponential is taken of an entry below ``CLIP``, whose result would be flushed anyway.
+  Late in a QBC fold (pen digits, 270 components) 85 % of the entries are such, and their
+  exponentials were the largest part of the E-step.  A block whose survivors are fewer than
+  :func:`sparse_threshold` of its entries copies them to a buffer, takes their exponentials
+  there and places them back; a denser block takes the exponentials of all its entries.  Both
+  give the same bits.
+* when most rows share one offset column (unlabeled rows), the offsets are one broadcast
+  addition plus a pass over the other rows, instead of a gather.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numba
+import numpy as np
+
+BLOCK_ENTRIES = 1 << 16
+"""Entries (components x rows) per column block: 512 KiB per (M, block) array."""
+
+MIN_COLUMNS = 512
+"""Fewest rows per block (long enough inner loops for the vector units)."""
+
+FLUSH_LOG = -460.0
+FLUSH = float(np.exp(FLUSH_LOG))
+CLIP = FLUSH_LOG - 1.0
+"""Arguments below ``CLIP`` give ``exp(e) < exp(CLIP) < FLUSH``: flushed without evaluating."""
+
+_SPARSE_BELOW: list[float] = []
+"""Fraction of surviving entries below which a block compacts them before ``exp`` (set on
+first use by :func:`sparse_threshold`)."""
+
+_jit = numba.njit(cache=True, nogil=True, error_model="numpy")
+
+
+# Row kernels: one loop over a contiguous row of the (M, n) arrays, which LLVM vectorises (the
+# loop-invariant flags are unswitched).  Block kernels call them component by component.
+
+@_jit
+def _store_max(w, m, i, v, first):  # pragma: no cover - compiled
+    """``w[i] = v`` and the running maximum ``m[i]``; True for nan."""
+    w[i] = v
+    if first:
+        m[i] = v
+    else:
+        m[i] = v if v > m[i] else m[i]
+    return v != v
+
+
+@_jit
+def _row_offsets(lp, trow, codes, w, m, first):  # pragma: no cover - compiled
+    nan = False
+    for i in range(len(w)):
+        nan |= _store_max(w, m, i, lp[i] + trow[codes[i]], first)
+    return nan
+
+
+@_jit
+def _row_offset_common(lp, t, w, m, first):  # pragma: no cover - compiled
+    nan = False
+    for i in range(len(w)):
+        nan |= _store_max(w, m, i, lp[i] + t, first)
+    return nan
+
+
+@_jit
+def _row_shift(w, m, r, buf, idx, k, dense):  # pragma: no cover - compiled
+    for i in range(len(w)):
+        e = w[i] - m[i]
+        e = e if not e < CLIP else CLIP            # nan stays nan, as in np.maximum
+        if dense:
+            r[i] = e
+        buf[k] = e                                 # written always, kept only if counted
+        idx[k] = i                                 # (no branch to mispredict)
+        k += not e <= CLIP
+    return k
+
+
+@_jit
+def _row_flush(r, s, first):  # pragma: no cover - compiled
+    for i in range(len(r)):
+        x = r[i]
+        x = x if x >= FLUSH else x * 0.0           # the old mask product: 0 (nan stays nan)
+        r[i] = x
+        if first:
+            s[i] = x
+        else:
+            s[i] += x
+
+
+@_jit
+def _row_scale(r, inv):  # pragma: no cover - compiled
+    for i in range(len(r)):
+        r[i] *= inv[i]
+
+
+@_jit
+def _offsets(lpT, table, codes, common, odd, wT, m, lo, hi):  # pragma: no cover - compiled
+    """``wT = lpT + table[:, codes]`` and the column maxima ``m`` on columns ``lo:hi``.
+
+    With ``common >= 0`` every column is first given offset column ``common`` and the columns
+    ``odd`` (sorted; those whose code differs) are then redone, maxima included.  Returns
+    whether a nan was met (the caller then redoes the maxima with NumPy, which propagates it).
+    """
+    M = lpT.shape[0]
+    nan = False
+    if common < 0:
+        for j in range(M):
+            nan |= _row_offsets(lpT[j, lo:hi], table[j], codes[lo:hi], wT[j, lo:hi],
+                                m[lo:hi], j == 0)
+        return nan
+    for j in range(M):
+        nan |= _row_offset_common(lpT[j, lo:hi], table[j, common], wT[j, lo:hi], m[lo:hi],
+                                  j == 0)
+    for t in range(np.searchsorted(odd, lo), np.searchsorted(odd, hi)):
+        i = odd[t]
+        c = codes[i]
+        for j in range(M):
+            v = lpT[j, i] + table[j, c]
+            wT[j, i] = v
+            nan |= v != v
+            if j == 0 or v > m[i]:
+                m[i] = v
+    return nan
+
+
+@_jit
+def _shift(wT, m, respT, lo, hi, buf, idx, starts, dense):  # pragma: no cover - compiled
+    """``e = max(wT - m, CLIP)`` on columns ``lo:hi`` (``m`` made finite first), into
+    ``respT`` when ``dense``; the entries above ``CLIP`` (or nan) always into ``buf``, in
+    order, with their column offset in ``idx`` and each component's first index in
+    ``starts``.  Returns how many there are."""
+    for i in range(lo, hi):
+        if not math.isfinite(m[i]):
+            m[i] = 0.0
+    k = 0
+    for j in range(wT.shape[0]):
+        starts[j] = k
+        k = _row_shift(wT[j, lo:hi], m[lo:hi], respT[j, lo:hi], buf, idx, k, dense)
+    starts[wT.shape[0]] = k
+    return k
+
+
+@_jit
+def _normalize_dense(respT, lo, hi, s, inv):  # pragma: no cover - compiled
+    """Exponentials already in ``respT``: flush, sum over the components in order into ``s``,
+    divide by the sums."""
+    for j in range(respT.shape[0]):
+        _row_flush(respT[j, lo:hi], s[lo:hi], j == 0)
+    for i in range(lo, hi):
+        inv[i] = 1.0 / (s[i] if s[i] > 0 else 1.0)
+    for j in range(respT.shape[0]):
+        _row_scale(respT[j, lo:hi], inv[lo:hi])
+
+
+@_jit
+def _normalize_compacted(respT, lo, hi, buf, idx, starts, s, inv):  # pragma: no cover - compiled
+    """Exponentials of the survivors in ``buf``: every other entry is 0, so the sums add only
+    the survivors (in component order per column; adding the zeros would change no bit: the
+    sums start from 0.0 instead of the first term, which is the same) and only they are
+    divided by the sums."""
+    M = respT.shape[0]
+    for j in range(M):
+        respT[j, lo:hi] = 0.0
+    s[lo:hi] = 0.0
+    for j in range(M):
+        for t in range(starts[j], starts[j + 1]):
+            x = buf[t]
+            x = x if x >= FLUSH else x * 0.0       # the old mask product: 0 (nan stays nan)
+            buf[t] = x
+            s[lo + idx[t]] += x
+    for i in range(lo, hi):
+        inv[i] = 1.0 / (s[i] if s[i] > 0 else 1.0)
+    for j in range(M):
+        for t in range(starts[j], starts[j + 1]):
+            i = lo + idx[t]
+            respT[j, i] = buf[t] * inv[i]
+
+
+def normalize_with_offsets(lpT: np.ndarray, table: np.ndarray, codes: np.ndarray,
+                           wT: np.ndarray | None = None, respT: np.ndarray | None = None
+                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Offsets, log normaliser and flushed responsibilities of an E-step (see the module doc).
+
+    Parameters
+    ----------
+    lpT : ndarray (M, n)
+        Log densities ``log N(x_i; mu_j, Sigma_j)``, components by rows.
+    table : ndarray (M, T)
+        Log offsets; row ``i`` gets column ``codes[i]``.
+    codes : ndarray (n,), int
+        Column of ``table`` for each row, in ``0..T-1``.
+    wT, respT : ndarray (M, n), C-contiguous, optional
+        Arrays to write the results into (allocated when not given).
+
+    Returns
+    -------
+    wT : ndarray (M, n)
+        ``lpT + table[:, codes]``.
+    log_norm : ndarray (n,)
+        ``log sum_j exp(wT[j])`` (``-inf`` for a column that is all ``-inf``).
+    respT : ndarray (M, n)
+        ``exp(wT - log_norm)`` with values below about 1e-200 flushed to 0; columns sum to 1
+        (all zero for an all ``-inf`` column).
+    """
+    M, n = lpT.shape
+    if M == 0:
+        raise ValueError("normalize_with_offsets needs at least one component")
+    table = np.ascontiguousarray(table, dtype=np.float64)
+    codes = np.ascontiguousarray(codes, dtype=np.int64)
+    if n == 1:
+        return _single_row(lpT, table, codes, wT, respT)
+    wT = np.empty((M, n)) if wT is None else wT
+    respT = np.empty((M, n)) if respT is None else respT
+    m, s, inv = np.empty(n), np.empty(n), np.empty(n)
+    common, odd = _common_code(codes)
+    threshold = sparse_threshold()
+    cols = max(MIN_COLUMNS, BLOCK_ENTRIES // M)
+    buf = np.empty(M * min(cols, n) + 1)           # one spare slot for the branch-free stores
+    idx = np.empty(len(buf), dtype=np.int64)
+    starts = np.empty(M + 1, dtype=np.int64)
+    dense = True                                   # write the dense block (predicted)
+    for lo in range(0, n, cols):
+        hi = min(n, lo + cols)
+        if _offsets(lpT, table, codes, common, odd, wT, m, lo, hi):
+            m[lo:hi] = wT[:, lo:hi].max(axis=0)
+        k = _shift(wT, m, respT, lo, hi, buf, idx, starts, dense)
+        was_dense, dense = dense, k >= threshold * M * (hi - lo)
+        if was_dense and dense:
+            block = respT[:, lo:hi]
+            np.exp(block, out=block)
+            _normalize_dense(respT, lo, hi, s, inv)
+        else:                                      # the survivors only (always valid)
+            np.exp(buf[:k], out=buf[:k])
+            _normalize_compacted(respT, lo, hi, buf, idx, starts, s, inv)
+    with np.errstate(divide="ignore"):
+        log_norm = m + np.log(s)
+    return wT, log_norm, respT
+
+
+def _common_code(codes: np.ndarray) -> tuple[int, np.ndarray]:
+    """The code of at least three rows in four, and the (sorted) rows with another; or -1."""
+    counts = np.bincount(codes)
+    common = int(np.argmax(counts))
+    if 4 * counts[common] < 3 * len(codes):
+        return -1, codes[:0]
+    return common, np.flatnonzero(codes != common)
+
+
+def _single_row(lpT, table, codes, wT, respT):
+    """One row: NumPy sums a single column pairwise, not in component order; do as it does."""
+    wT = np.add(lpT, table[:, codes], out=wT)
+    m = wT.max(axis=0)
+    m[~np.isfinite(m)] = 0.0
+    e = np.subtract(wT, m, out=respT)
+    np.maximum(e, CLIP, out=e)
+    np.exp(e, out=e)
+    np.multiply(e, e >= FLUSH, out=e)
+    s = e.sum(axis=0)
+    with np.errstate(divide="ignore"):
+        log_norm = m + np.log(s)
+    e *= 1.0 / np.where(s > 0, s, 1.0)
+    return wT, log_norm, e
+
+
+def sparse_threshold() -> float:
+    """Surviving fraction below which compacting the arguments of ``exp`` pays, for this process.
+
+    Compacting costs a store per entry and an indexed store per survivor; it saves the
+    exponentials of the entries that would be flushed.  NumPy's ``exp`` costs about 1 ns per
+    value with its AVX-512 loop and 4-5 ns with the C library's (AVX2 machines, and the pinned
+    kernels of :mod:`alprbf.cpu`), so the break-even point depends on the process.  It is
+    measured once, on blocks of 16 x 1024 entries (best of five): the dense path's time
+    ``T_d`` and the compacted path's with no survivor ``T_0`` and with all surviving ``T_1``.
+    Compacting a block with a fraction ``f`` of survivors costs about ``T_0 + f (T_1 - T_0)``,
+    so it pays below ``f = (T_d - T_0) / (T_1 - T_0)``.  Either path gives bit-identical
+    results; only speed depends on the measurement.
+    """
+    if not _SPARSE_BELOW:
+        M, n = 16, 1024
+        none = np.full((M, n), -1000.0)
+        none[0] = 0.0
+        every = np.linspace(-5.0, 0.0, M * n).reshape(M, n)
+        m, s, inv = np.zeros(n), np.empty(n), np.empty(n)
+        r = np.empty((M, n))
+        buf = np.empty(M * n + 1)
+        idx = np.empty(M * n + 1, dtype=np.int64)
+        starts = np.empty(M + 1, dtype=np.int64)
+
+        def dense():
+            _shift(every, m, r, 0, n, buf, idx, starts, True)
+            np.exp(r, out=r)
+            _normalize_dense(r, 0, n, s, inv)
+
+        def compacted(w):
+            k = _shift(w, m, r, 0, n, buf, idx, starts, False)
+            np.exp(buf[:k], out=buf[:k])
+            _normalize_compacted(r, 0, n, buf, idx, starts, s, inv)
+
+        t_d, t_0, t_1 = (_best_time(f) for f in (dense, lambda: compacted(none),
+                                                  lambda: compacted(every)))
+        _SPARSE_BELOW.append(min(1.0, max(0.0, (t_d - t_0) / max(t_1 - t_0, 1e-9))))
+    return _SPARSE_BELOW[0]
+
+
+def _best_time(fn, repeat: int = 5) -> float:
+    best = np.inf
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best

@@ -1,0 +1,127 @@
+"""The compiled E-step normalisation against the NumPy expressions it replaced, bit for bit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from alprbf.prbf import _normalize
+from alprbf.prbf._normalize import BLOCK_ENTRIES, normalize_with_offsets
+
+FLUSH_LOG = -460.0
+
+
+def reference(lpT, table, codes):
+    """The E-step's NumPy code before the compiled pass (the oracle): offsets, then the
+    column-wise log-sum-exp with the flush (maximum with the clip, exp, mask product)."""
+    wT = lpT + table[:, codes]
+    m = wT.max(axis=0)
+    bad = ~np.isfinite(m)
+    m[bad] = 0.0
+    e = wT - m
+    np.maximum(e, FLUSH_LOG - 1.0, out=e)
+    np.exp(e, out=e)
+    np.multiply(e, e >= float(np.exp(FLUSH_LOG)), out=e)
+    s = e.sum(axis=0)
+    with np.errstate(divide="ignore"):
+        log_norm = m + np.log(s)
+    e *= 1.0 / np.where(s > 0, s, 1.0)
+    return wT, log_norm, e
+
+
+@pytest.fixture(params=[0.0, 0.3, 1.1], ids=["dense", "mixed", "compacted"], autouse=True)
+def path(request, monkeypatch):
+    """Run every test through both ways to the exponentials, whichever this CPU prefers:
+    always dense, always compacted, and a block-by-block choice (with wrong predictions)."""
+    monkeypatch.setattr(_normalize, "_SPARSE_BELOW", [request.param])
+    return request.param
+
+
+def assert_bits_equal(got, want):
+    for g, w in zip(got, want, strict=True):
+        assert g.shape == w.shape
+        np.testing.assert_array_equal(g.view(np.int64), w.view(np.int64))
+
+
+def case(rng, M, n, T, spread, p_inf, common=0.0):
+    """Log densities with rows of varying spread (some blocks dense, some sparse), offsets
+    with zeros in them, and a fraction ``common`` of rows with the last code (unlabeled)."""
+    lpT = rng.normal(scale=spread, size=(M, n)) - rng.exponential(spread, size=(M, n))
+    lpT *= rng.uniform(0.01, 1.0, size=n)
+    lpT[rng.random((M, n)) < p_inf] = -np.inf
+    table = np.log(rng.dirichlet(np.ones(M), size=T).T)
+    table[rng.random((M, T)) < 0.2] = -np.inf          # pi_jk = 0
+    codes = np.where(rng.random(n) < common, T - 1, rng.integers(T, size=n))
+    return lpT, table, codes
+
+
+@settings(max_examples=40, deadline=None)
+@given(M=st.integers(1, 40), n=st.integers(1, 300), T=st.integers(1, 6),
+       spread=st.sampled_from([0.1, 10.0, 300.0, 3000.0]), p_inf=st.sampled_from([0.0, 0.3, 1.0]),
+       common=st.sampled_from([0.0, 0.9, 1.0]), seed=st.integers(0, 2**32 - 1))
+def test_bit_identical_to_the_numpy_expressions(M, n, T, spread, p_inf, common, seed):
+    lpT, table, codes = case(np.random.default_rng(seed), M, n, T, spread, p_inf, common)
+    got = normalize_with_offsets(lpT, table, codes)
+    assert_bits_equal(got, reference(lpT, table, codes))
+    _, log_norm, respT = got
+    finite = np.isfinite(log_norm)
+    np.testing.assert_allclose(respT[:, finite].sum(axis=0), 1.0, rtol=1e-12)
+    assert not respT[:, ~finite].any()                  # all -inf column: no mass, no nan
+
+
+@pytest.mark.parametrize("common", [0.0, 0.96])
+@pytest.mark.parametrize("M", [1, 7, 270])
+def test_several_column_blocks_and_given_buffers(M, common):
+    cols = max(_normalize.MIN_COLUMNS, BLOCK_ENTRIES // M)
+    n = 3 * cols + 5                                    # three full blocks and a partial one
+    lpT, table, codes = case(np.random.default_rng(M), M, n, 11, 200.0, 0.05, common)
+    wT, respT = np.full((M, n), np.nan), np.full((M, n), np.nan)
+    got = normalize_with_offsets(lpT, table, codes, wT, respT)
+    assert got[0] is wT and got[2] is respT
+    assert_bits_equal(got, reference(lpT, table, codes))
+    assert 0 < np.count_nonzero(respT) < respT.size     # both branches (kept, flushed) taken
+
+
+def test_flush_boundary_is_decided_on_the_exponential():
+    # differences around -460: the clip (-461) only skips arguments whose result is flushed
+    d = np.array([0.0, -459.9, -460.0 + 1e-13, -460.0, -460.0 - 1e-13, -460.5, -460.999,
+                  -461.0, -461.0 - 1e-12, -800.0, -np.inf])
+    lpT = d[:, None] + np.zeros((1, 3))
+    got = normalize_with_offsets(lpT, np.zeros((len(d), 1)), np.zeros(3, dtype=np.int64))
+    assert_bits_equal(got, reference(lpT, np.zeros((len(d), 1)), np.zeros(3, dtype=np.int64)))
+    kept = got[2][:, 0] > 0
+    assert kept[:3].all() and not kept[5:].any()
+
+
+def test_nan_propagates_as_before():
+    lpT = np.array([[0.0, np.nan], [1.0, 2.0]])
+    got = normalize_with_offsets(lpT, np.zeros((2, 1)), np.zeros(2, dtype=np.int64))
+    want = reference(lpT, np.zeros((2, 1)), np.zeros(2, dtype=np.int64))
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(np.isnan(g), np.isnan(w))
+        np.testing.assert_array_equal(g[~np.isnan(g)], w[~np.isnan(w)])
+    assert np.isnan(got[1][1]) and np.isnan(got[2][0, 1])
+
+
+def test_no_components_is_an_error():
+    with pytest.raises(ValueError, match="at least one component"):
+        normalize_with_offsets(np.zeros((0, 3)), np.zeros((0, 1)), np.zeros(3, dtype=np.int64))
+
+
+@pytest.mark.parametrize("M", [1, 8, 40])
+def test_single_row_sums_as_numpy_does(M):
+    # NumPy sums one column pairwise (M >= 8 differs from the in-order sum of more rows)
+    rng = np.random.default_rng(M)
+    lpT = rng.normal(scale=3.0, size=(M, 1))
+    table = np.log(rng.dirichlet(np.ones(M), size=2).T)
+    codes = np.array([1])
+    assert_bits_equal(normalize_with_offsets(lpT, table, codes), reference(lpT, table, codes))
+
+
+def test_threshold_is_measured_once_and_is_a_fraction(monkeypatch):
+    monkeypatch.setattr(_normalize, "_SPARSE_BELOW", [])
+    first = _normalize.sparse_threshold()
+    assert 0.0 <= first <= 1.0
+    assert _normalize.sparse_threshold() == first
