@@ -236,7 +236,8 @@ def check_record(
         typer.echo(f"{len(differences)} of {len(checked)} re-run tasks differ from {record}; "
                    "fix the change or re-record the table (README: reproduction record)")
         raise typer.Exit(1)
-    part = "" if queries is None else f" over their first {queries} queries"
+    part = ("" if queries is None
+            else f" over their first {queries} queries (all of a task with fewer)")
     typer.echo(f"{record}: {len(checked)} re-run tasks identical to the record{part}")
 
 
