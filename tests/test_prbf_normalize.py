@@ -35,7 +35,7 @@ def reference(lpT, table, codes):
 def path(request, monkeypatch):
     """Run every test through both ways to the exponentials, whichever this CPU prefers:
     always dense, always compacted, and a block-by-block choice (with wrong predictions)."""
-    monkeypatch.setattr(_normalize, "_SPARSE_BELOW", [request.param])
+    monkeypatch.setattr(_normalize, "sparse_threshold", lambda: request.param)
     return request.param
 
 
@@ -121,7 +121,21 @@ def test_single_row_sums_as_numpy_does(M):
 
 
 def test_threshold_is_measured_once_and_is_a_fraction(monkeypatch):
-    monkeypatch.setattr(_normalize, "_SPARSE_BELOW", [])
+    monkeypatch.undo()                                  # the real one, not the fixture's
     first = _normalize.sparse_threshold()
     assert 0.0 <= first <= 1.0
     assert _normalize.sparse_threshold() == first
+
+
+def test_exp_flushed_is_the_dense_reference():
+    a = np.array([[0.0, -1.0, -459.9, -460.5, -461.0, -800.0, -np.inf]])
+    got = _normalize.exp_flushed(a.copy())
+    np.testing.assert_array_equal(got, np.where(np.exp(a) >= np.exp(FLUSH_LOG), np.exp(a), 0.0))
+
+
+def test_given_groups_equal_computed_ones():
+    lpT, table, codes = case(np.random.default_rng(3), 9, 700, 4, 50.0, 0.1, 0.9)
+    groups = _normalize.common_code(codes)
+    assert groups[0] == 3 and np.array_equal(groups[1], np.flatnonzero(codes != 3))
+    assert_bits_equal(normalize_with_offsets(lpT, table, codes, groups=groups),
+                      reference(lpT, table, codes))

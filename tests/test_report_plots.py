@@ -1,7 +1,10 @@
 """Plots read only the curve table; checks on what they draw."""
 
+import io
+
+import numpy as np
 import pandas as pd
-import pytest
+from PIL import Image
 
 from alprbf.report import plots
 
@@ -50,14 +53,9 @@ def test_the_same_results_give_the_same_figure_files(tmp_path):
     assert match == names and not mismatch and not errors
 
 
-def test_png_is_a_palette_preview_of_the_vector_figure(tmp_path):
+def test_png_is_a_palette_preview_of_the_vector_figure(tmp_path, monkeypatch):
     """The PNG is a 256-colour palette image (small in the record); its pixels stay within a
     few levels of the full-colour rendering, and the PDF is written beside it."""
-    import io
-
-    import numpy as np
-    from PIL import Image
-
     rows = [{"dataset": d, "method": m, "n_labeled": n, "mean": 10.0 + i + n / 10,
              "std": 2.0 + i} for d in ("a", "b") for i, m in enumerate(("m1", "m2", "m3"))
             for n in range(10, 200, 5)]
@@ -68,9 +66,8 @@ def test_png_is_a_palette_preview_of_the_vector_figure(tmp_path):
         seen["fig"] = fig
         return real_save(fig, stem, formats)
 
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(plots, "_save", keep)
-        paths = plots.learning_curves(pd.DataFrame(rows), tmp_path / "lc")
+    monkeypatch.setattr(plots, "_save", keep)
+    paths = plots.learning_curves(pd.DataFrame(rows), tmp_path / "lc")
     assert {p.suffix for p in paths} == {".png", ".pdf"} and all(p.is_file() for p in paths)
     with Image.open(tmp_path / "lc.png") as im:
         assert im.mode == "P" and len(im.getcolors(256) or []) <= 256

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 import numpy as np
 from sklearn.cluster import KMeans
@@ -50,20 +51,13 @@ from ._gaussian import (
     gaussian_parameters_and_precisions,
     weighted_moments,
 )
-from ._normalize import FLUSH, FLUSH_LOG, normalize_with_offsets
+from ._normalize import common_code, exp_flushed, normalize_with_offsets
 from ._params import PRBFParams
 
 DEAD_MASS = 1e-10
 """A component whose summed responsibility is below this keeps its previous mean/covariance."""
 
 INIT_METHODS = ("kmeans", "random_from_data")
-
-_FLUSH_LOG = FLUSH_LOG
-_FLUSH = FLUSH
-"""Responsibilities below ``exp(-460) ~ 1e-200`` are set to 0 in the probability (not log)
-arrays: their effect on any sum is below 1e-200 relative, and products of such numbers would
-be subnormal, which the CPU handles about a hundred times more slowly (defined in _normalize,
-whose compiled E-step uses them)."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -127,6 +121,11 @@ class PRBFData:
     def covariance_type(self) -> str:
         return self.features.covariance_type
 
+    @cached_property
+    def offset_groups(self) -> tuple[int, np.ndarray]:
+        """:func:`~alprbf.prbf._normalize.common_code` of ``codes_ext``, for every E-step."""
+        return common_code(self.codes_ext)
+
 
 def label_codes(y: np.ndarray) -> np.ndarray:
     """Integer codes from an AL label vector: ``nan`` (or negative codes) -> ``-1``."""
@@ -184,20 +183,6 @@ def safe_log(a: np.ndarray) -> np.ndarray:
     """``log(a)`` with ``log(0) = -inf`` and no warning."""
     with np.errstate(divide="ignore"):
         return np.log(a)
-
-
-def exp_flushed(a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """``exp(a)`` with every value below ``exp(_FLUSH_LOG)`` (~1e-200) set to exactly 0.
-
-    The arguments are clipped just below the threshold *before* the exponential, so that no
-    result is subnormal (far components) and no argument is ``-inf``; the small values are then
-    zeroed by a multiplication with the mask rather than a masked ``copyto``.  Both are choices
-    for speed (evidence: docs/notes.md, 'Subnormal flushing').  ``out`` may be ``a`` (in place).
-    """
-    out = np.maximum(a, _FLUSH_LOG - 1.0, out=out)
-    np.exp(out, out=out)
-    np.multiply(out, out >= _FLUSH, out=out)   # no subnormal operands in later products
-    return out
 
 
 def mixture_weights(params: PRBFParams) -> np.ndarray:
@@ -294,7 +279,8 @@ def e_step(data: PRBFData, params: PRBFParams, log_prob: np.ndarray | None = Non
     table = np.empty((M, K + 1))
     table[:, :K] = safe_log(params.weights)
     table[:, K] = safe_log(w)
-    wT, log_norm, respT = normalize_with_offsets(lpT, table, data.codes_ext, bufs[1], bufs[2])
+    wT, log_norm, respT = normalize_with_offsets(lpT, table, data.codes_ext, bufs[1], bufs[2],
+                                                 data.offset_groups)
 
     # counts[j, k] = sum_x p(j, k|x): labeled rows directly, unlabeled ones as c_jk * g_j with
     # g_j = sum_unlabeled r_j(x) (the last column of cg); one product with the M-step moments

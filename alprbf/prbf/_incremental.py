@@ -51,7 +51,6 @@ from scipy.special import logsumexp
 from ._em import (
     EMResult,
     e_step,
-    exp_flushed,
     label_codes,
     log_class_conditional,
     prepare_data,
@@ -65,6 +64,7 @@ from ._gaussian import (
     estimate_log_gaussian_prob,
 )
 from ._kdtree import SPLIT_POINTS, kdtree_candidates, subset_moments
+from ._normalize import exp_flushed
 from ._params import PRBFParams
 
 

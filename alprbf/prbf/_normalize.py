@@ -36,6 +36,7 @@ What is gained (evidence: docs/notes.md, 'Fused E-step'):
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 
@@ -50,12 +51,11 @@ MIN_COLUMNS = 512
 
 FLUSH_LOG = -460.0
 FLUSH = float(np.exp(FLUSH_LOG))
+"""Responsibilities below ``exp(-460) ~ 1e-200`` are set to 0 in the probability (not log)
+arrays: their effect on any sum is below 1e-200 relative, and products of such numbers would
+be subnormal, which the CPU handles about a hundred times more slowly."""
 CLIP = FLUSH_LOG - 1.0
 """Arguments below ``CLIP`` give ``exp(e) < exp(CLIP) < FLUSH``: flushed without evaluating."""
-
-_SPARSE_BELOW: list[float] = []
-"""Fraction of surviving entries below which a block compacts them before ``exp`` (set on
-first use by :func:`sparse_threshold`)."""
 
 _jit = numba.njit(cache=True, nogil=True, error_model="numpy")
 
@@ -205,7 +205,8 @@ def _normalize_compacted(respT, lo, hi, buf, idx, starts, s, inv):  # pragma: no
 
 
 def normalize_with_offsets(lpT: np.ndarray, table: np.ndarray, codes: np.ndarray,
-                           wT: np.ndarray | None = None, respT: np.ndarray | None = None
+                           wT: np.ndarray | None = None, respT: np.ndarray | None = None,
+                           groups: tuple[int, np.ndarray] | None = None
                            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Offsets, log normaliser and flushed responsibilities of an E-step (see the module doc).
 
@@ -219,6 +220,9 @@ def normalize_with_offsets(lpT: np.ndarray, table: np.ndarray, codes: np.ndarray
         Column of ``table`` for each row, in ``0..T-1``.
     wT, respT : ndarray (M, n), C-contiguous, optional
         Arrays to write the results into (allocated when not given).
+    groups : (int, ndarray), optional
+        :func:`common_code` of ``codes`` (computed when not given; an EM loop computes it once
+        for all its E-steps).
 
     Returns
     -------
@@ -240,7 +244,7 @@ def normalize_with_offsets(lpT: np.ndarray, table: np.ndarray, codes: np.ndarray
     wT = np.empty((M, n)) if wT is None else wT
     respT = np.empty((M, n)) if respT is None else respT
     m, s, inv = np.empty(n), np.empty(n), np.empty(n)
-    common, odd = _common_code(codes)
+    common, odd = common_code(codes) if groups is None else groups
     threshold = sparse_threshold()
     cols = max(MIN_COLUMNS, BLOCK_ENTRIES // M)
     buf = np.empty(M * min(cols, n) + 1)           # one spare slot for the branch-free stores
@@ -265,8 +269,10 @@ def normalize_with_offsets(lpT: np.ndarray, table: np.ndarray, codes: np.ndarray
     return wT, log_norm, respT
 
 
-def _common_code(codes: np.ndarray) -> tuple[int, np.ndarray]:
-    """The code of at least three rows in four, and the (sorted) rows with another; or -1."""
+def common_code(codes: np.ndarray) -> tuple[int, np.ndarray]:
+    """The code of at least three rows in four and the (sorted) rows with another code, or
+    ``(-1, [])`` when no code is that common (then every row's offset is gathered)."""
+    codes = np.asarray(codes, dtype=np.int64)
     counts = np.bincount(codes)
     common = int(np.argmax(counts))
     if 4 * counts[common] < 3 * len(codes):
@@ -274,15 +280,27 @@ def _common_code(codes: np.ndarray) -> tuple[int, np.ndarray]:
     return common, np.flatnonzero(codes != common)
 
 
+def exp_flushed(a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``exp(a)`` with every value below ``FLUSH`` (~1e-200) set to exactly 0.
+
+    The arguments are clipped to ``CLIP`` *before* the exponential, so that no result is
+    subnormal (far components) and no argument is ``-inf``; the small values are then zeroed by
+    a multiplication with the mask rather than a masked ``copyto``.  Both are choices for speed
+    (evidence: docs/notes.md, 'Subnormal flushing').  ``out`` may be ``a`` (in place).  The
+    compiled E-step (:func:`normalize_with_offsets`) gives the same bits.
+    """
+    out = np.maximum(a, CLIP, out=out)
+    np.exp(out, out=out)
+    np.multiply(out, out >= FLUSH, out=out)   # no subnormal operands in later products
+    return out
+
+
 def _single_row(lpT, table, codes, wT, respT):
     """One row: NumPy sums a single column pairwise, not in component order; do as it does."""
     wT = np.add(lpT, table[:, codes], out=wT)
     m = wT.max(axis=0)
     m[~np.isfinite(m)] = 0.0
-    e = np.subtract(wT, m, out=respT)
-    np.maximum(e, CLIP, out=e)
-    np.exp(e, out=e)
-    np.multiply(e, e >= FLUSH, out=e)
+    e = exp_flushed(np.subtract(wT, m, out=respT), out=respT)
     s = e.sum(axis=0)
     with np.errstate(divide="ignore"):
         log_norm = m + np.log(s)
@@ -290,6 +308,7 @@ def _single_row(lpT, table, codes, wT, respT):
     return wT, log_norm, e
 
 
+@functools.cache
 def sparse_threshold() -> float:
     """Surviving fraction below which compacting the arguments of ``exp`` pays, for this process.
 
@@ -303,31 +322,29 @@ def sparse_threshold() -> float:
     so it pays below ``f = (T_d - T_0) / (T_1 - T_0)``.  Either path gives bit-identical
     results; only speed depends on the measurement.
     """
-    if not _SPARSE_BELOW:
-        M, n = 16, 1024
-        none = np.full((M, n), -1000.0)
-        none[0] = 0.0
-        every = np.linspace(-5.0, 0.0, M * n).reshape(M, n)
-        m, s, inv = np.zeros(n), np.empty(n), np.empty(n)
-        r = np.empty((M, n))
-        buf = np.empty(M * n + 1)
-        idx = np.empty(M * n + 1, dtype=np.int64)
-        starts = np.empty(M + 1, dtype=np.int64)
+    M, n = 16, 1024
+    none = np.full((M, n), -1000.0)
+    none[0] = 0.0
+    every = np.linspace(-5.0, 0.0, M * n).reshape(M, n)
+    m, s, inv = np.zeros(n), np.empty(n), np.empty(n)
+    r = np.empty((M, n))
+    buf = np.empty(M * n + 1)
+    idx = np.empty(M * n + 1, dtype=np.int64)
+    starts = np.empty(M + 1, dtype=np.int64)
 
-        def dense():
-            _shift(every, m, r, 0, n, buf, idx, starts, True)
-            np.exp(r, out=r)
-            _normalize_dense(r, 0, n, s, inv)
+    def dense():
+        _shift(every, m, r, 0, n, buf, idx, starts, True)
+        np.exp(r, out=r)
+        _normalize_dense(r, 0, n, s, inv)
 
-        def compacted(w):
-            k = _shift(w, m, r, 0, n, buf, idx, starts, False)
-            np.exp(buf[:k], out=buf[:k])
-            _normalize_compacted(r, 0, n, buf, idx, starts, s, inv)
+    def compacted(w):
+        k = _shift(w, m, r, 0, n, buf, idx, starts, False)
+        np.exp(buf[:k], out=buf[:k])
+        _normalize_compacted(r, 0, n, buf, idx, starts, s, inv)
 
-        t_d, t_0, t_1 = (_best_time(f) for f in (dense, lambda: compacted(none),
-                                                  lambda: compacted(every)))
-        _SPARSE_BELOW.append(min(1.0, max(0.0, (t_d - t_0) / max(t_1 - t_0, 1e-9))))
-    return _SPARSE_BELOW[0]
+    t_d, t_0, t_1 = (_best_time(f) for f in (dense, lambda: compacted(none),
+                                              lambda: compacted(every)))
+    return min(1.0, max(0.0, (t_d - t_0) / max(t_1 - t_0, 1e-9)))
 
 
 def _best_time(fn, repeat: int = 5) -> float:
