@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from alprbf.prbf import _normalize
-from alprbf.prbf._normalize import BLOCK_ENTRIES, normalize_with_offsets
+from alprbf.prbf._normalize import BLOCK_ENTRIES, normalize_with_offsets, weighted_logits
 
 FLUSH_LOG = -460.0
 
@@ -29,6 +29,13 @@ def reference(lpT, table, codes):
         log_norm = m + np.log(s)
     e *= 1.0 / np.where(s > 0, s, 1.0)
     return wT, log_norm, e
+
+
+def ours(lpT, table, codes, **kwargs):
+    """The offset log densities (not kept by the compiled pass, formed on demand) and the
+    compiled pass's results, in the order of :func:`reference`."""
+    return (weighted_logits(lpT, table, codes),
+            *normalize_with_offsets(lpT, table, codes, **kwargs))
 
 
 @pytest.fixture(params=[0.0, 0.3, 1.1], ids=["dense", "mixed", "compacted"], autouse=True)
@@ -63,7 +70,7 @@ def case(rng, M, n, T, spread, p_inf, common=0.0):
        common=st.sampled_from([0.0, 0.9, 1.0]), seed=st.integers(0, 2**32 - 1))
 def test_bit_identical_to_the_numpy_expressions(M, n, T, spread, p_inf, common, seed):
     lpT, table, codes = case(np.random.default_rng(seed), M, n, T, spread, p_inf, common)
-    got = normalize_with_offsets(lpT, table, codes)
+    got = ours(lpT, table, codes)
     assert_bits_equal(got, reference(lpT, table, codes))
     _, log_norm, respT = got
     finite = np.isfinite(log_norm)
@@ -77,9 +84,9 @@ def test_several_column_blocks_and_given_buffers(M, common):
     cols = max(_normalize.MIN_COLUMNS, BLOCK_ENTRIES // M)
     n = 3 * cols + 5                                    # three full blocks and a partial one
     lpT, table, codes = case(np.random.default_rng(M), M, n, 11, 200.0, 0.05, common)
-    wT, respT = np.full((M, n), np.nan), np.full((M, n), np.nan)
-    got = normalize_with_offsets(lpT, table, codes, wT, respT)
-    assert got[0] is wT and got[2] is respT
+    respT = np.full((M, n), np.nan)
+    got = ours(lpT, table, codes, respT=respT)
+    assert got[2] is respT
     assert_bits_equal(got, reference(lpT, table, codes))
     assert 0 < np.count_nonzero(respT) < respT.size     # both branches (kept, flushed) taken
 
@@ -89,7 +96,7 @@ def test_flush_boundary_is_decided_on_the_exponential():
     d = np.array([0.0, -459.9, -460.0 + 1e-13, -460.0, -460.0 - 1e-13, -460.5, -460.999,
                   -461.0, -461.0 - 1e-12, -800.0, -np.inf])
     lpT = d[:, None] + np.zeros((1, 3))
-    got = normalize_with_offsets(lpT, np.zeros((len(d), 1)), np.zeros(3, dtype=np.int64))
+    got = ours(lpT, np.zeros((len(d), 1)), np.zeros(3, dtype=np.int64))
     assert_bits_equal(got, reference(lpT, np.zeros((len(d), 1)), np.zeros(3, dtype=np.int64)))
     kept = got[2][:, 0] > 0
     assert kept[:3].all() and not kept[5:].any()
@@ -97,7 +104,7 @@ def test_flush_boundary_is_decided_on_the_exponential():
 
 def test_nan_propagates_as_before():
     lpT = np.array([[0.0, np.nan], [1.0, 2.0]])
-    got = normalize_with_offsets(lpT, np.zeros((2, 1)), np.zeros(2, dtype=np.int64))
+    got = ours(lpT, np.zeros((2, 1)), np.zeros(2, dtype=np.int64))
     want = reference(lpT, np.zeros((2, 1)), np.zeros(2, dtype=np.int64))
     for g, w in zip(got, want, strict=True):
         np.testing.assert_array_equal(np.isnan(g), np.isnan(w))
@@ -117,7 +124,7 @@ def test_single_row_sums_as_numpy_does(M):
     lpT = rng.normal(scale=3.0, size=(M, 1))
     table = np.log(rng.dirichlet(np.ones(M), size=2).T)
     codes = np.array([1])
-    assert_bits_equal(normalize_with_offsets(lpT, table, codes), reference(lpT, table, codes))
+    assert_bits_equal(ours(lpT, table, codes), reference(lpT, table, codes))
 
 
 def test_threshold_is_measured_once_and_is_a_fraction(monkeypatch):
@@ -137,5 +144,5 @@ def test_given_groups_equal_computed_ones():
     lpT, table, codes = case(np.random.default_rng(3), 9, 700, 4, 50.0, 0.1, 0.9)
     groups = _normalize.common_code(codes)
     assert groups[0] == 3 and np.array_equal(groups[1], np.flatnonzero(codes != 3))
-    assert_bits_equal(normalize_with_offsets(lpT, table, codes, groups=groups),
+    assert_bits_equal(ours(lpT, table, codes, groups=groups),
                       reference(lpT, table, codes))

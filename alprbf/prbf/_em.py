@@ -51,7 +51,7 @@ from ._gaussian import (
     gaussian_parameters_and_precisions,
     weighted_moments,
 )
-from ._normalize import common_code, exp_flushed, normalize_with_offsets
+from ._normalize import common_code, exp_flushed, normalize_with_offsets, weighted_logits
 from ._params import PRBFParams
 
 DEAD_MASS = 1e-10
@@ -202,7 +202,7 @@ class EStep:
     ----------
     log_prob : ndarray (n, M)
         ``log N(x_i; mu_j, Sigma_j)``.
-    log_weighted : ndarray (n, M)
+    log_weighted : ndarray (n, M)  (property, computed on access)
         Labeled rows: ``log pi_jy + log N_j(x)`` (= ``log p(j, x|y)``); unlabeled rows:
         ``log w_j + log N_j(x)`` (= ``log p(j, x)``).
     resp : ndarray (n, M)
@@ -220,6 +220,10 @@ class EStep:
     moments : ndarray (M, n_design + 1 + K + 1)
         :func:`~alprbf.prbf._gaussian.weighted_moments` of ``resp``: everything the M-step
         needs, computed here in the same product as ``counts``.
+    log_offsets : ndarray (M, K + 1)
+        ``log pi_jk`` (columns ``0..K-1``) and ``log w_j`` (column ``K``).
+    codes : ndarray (n,)
+        Each row's column of ``log_offsets`` (``data.codes_ext``).
     loglik : float
         Joint log-likelihood, 000 eq 17.
     loglik_labeled : float
@@ -227,13 +231,20 @@ class EStep:
     """
 
     log_prob: np.ndarray
-    log_weighted: np.ndarray
     resp: np.ndarray
     log_norm: np.ndarray
     counts: np.ndarray
     loglik: float
     loglik_labeled: float
     moments: np.ndarray
+    log_offsets: np.ndarray
+    codes: np.ndarray
+
+    @property
+    def log_weighted(self) -> np.ndarray:
+        # not kept by the E-step (an (n, M) array written and never read in an EM loop);
+        # the same additions as the compiled E-step's, so the same bits
+        return weighted_logits(self.log_prob.T, self.log_offsets, self.codes).T
 
     @property
     def log_resp(self) -> np.ndarray:
@@ -255,7 +266,7 @@ def e_step(data: PRBFData, params: PRBFParams, log_prob: np.ndarray | None = Non
     reuse : EStep, optional
         A spent E-step on the same rows with the same number of components: its (n, M)
         arrays are overwritten with the results (an EM loop passes the previous iteration's,
-        which saves paging in three fresh arrays per iteration).  Do not use ``reuse`` after.
+        which saves paging in two fresh arrays per iteration).  Do not use ``reuse`` after.
 
     Returns
     -------
@@ -264,9 +275,9 @@ def e_step(data: PRBFData, params: PRBFParams, log_prob: np.ndarray | None = Non
     M = params.n_components
     n = data.n_samples
     K = data.n_classes
-    bufs = (None, None, None)
+    bufs = (None, None)
     if reuse is not None and reuse.resp.shape == (n, M):
-        bufs = (reuse.log_prob.T, reuse.log_weighted.T, reuse.resp.T)
+        bufs = (reuse.log_prob.T, reuse.resp.T)
     if log_prob is None:
         log_prob = estimate_log_gaussian_prob(None, params.means, params.precisions_cholesky,
                                               params.covariance_type, features=data.features,
@@ -279,8 +290,8 @@ def e_step(data: PRBFData, params: PRBFParams, log_prob: np.ndarray | None = Non
     table = np.empty((M, K + 1))
     table[:, :K] = safe_log(params.weights)
     table[:, K] = safe_log(w)
-    wT, log_norm, respT = normalize_with_offsets(lpT, table, data.codes_ext, bufs[1], bufs[2],
-                                                 data.offset_groups)
+    log_norm, respT = normalize_with_offsets(lpT, table, data.codes_ext, bufs[1],
+                                             data.offset_groups)
 
     # counts[j, k] = sum_x p(j, k|x): labeled rows directly, unlabeled ones as c_jk * g_j with
     # g_j = sum_unlabeled r_j(x) (the last column of cg); one product with the M-step moments
@@ -301,7 +312,8 @@ def e_step(data: PRBFData, params: PRBFParams, log_prob: np.ndarray | None = Non
         c[~np.isfinite(c)] = 0.0
         counts = counts + c * cg[:, K:]
         loglik += float(per_class[K])
-    return EStep(log_prob, wT.T, respT.T, log_norm, counts, loglik, loglik_labeled, moments)
+    return EStep(log_prob, respT.T, log_norm, counts, loglik, loglik_labeled, moments, table,
+                 data.codes_ext)
 
 
 def joint_log_resp(estep: EStep, params: PRBFParams, rows: np.ndarray) -> np.ndarray:

@@ -31,7 +31,10 @@ What is gained (evidence: docs/notes.md, 'Fused E-step'):
   there and places them back; a denser block takes the exponentials of all its entries.  Both
   give the same bits.
 * when most rows share one offset column (unlabeled rows), the offsets are one broadcast
-  addition plus a pass over the other rows, instead of a gather.
+  addition plus a pass over the other rows, instead of a gather;
+* the offset log densities ``w`` live in a buffer of one block of columns, not in an (M, n)
+  array: an EM loop never reads them again, and writing them cost a pass over memory
+  (:func:`weighted_logits` forms them, with the same bits, when they are wanted).
 """
 
 from __future__ import annotations
@@ -122,29 +125,31 @@ def _row_scale(r, inv):  # pragma: no cover - compiled
 
 
 @_jit
-def _offsets(lpT, table, codes, common, odd, wT, m, lo, hi):  # pragma: no cover - compiled
-    """``wT = lpT + table[:, codes]`` and the column maxima ``m`` on columns ``lo:hi``.
+def _offsets(lpT, table, codes, common, odd, wb, m, lo, hi):  # pragma: no cover - compiled
+    """``wb[:, :hi-lo] = lpT[:, lo:hi] + table[:, codes[lo:hi]]`` and the column maxima
+    ``m[lo:hi]`` (``wb`` holds one block of columns, so it stays in cache).
 
     With ``common >= 0`` every column is first given offset column ``common`` and the columns
     ``odd`` (sorted; those whose code differs) are then redone, maxima included.  Returns
     whether a nan was met (the caller then redoes the maxima with NumPy, which propagates it).
     """
     M = lpT.shape[0]
+    w = hi - lo
     nan = False
     if common < 0:
         for j in range(M):
-            nan |= _row_offsets(lpT[j, lo:hi], table[j], codes[lo:hi], wT[j, lo:hi],
+            nan |= _row_offsets(lpT[j, lo:hi], table[j], codes[lo:hi], wb[j, :w],
                                 m[lo:hi], j == 0)
         return nan
     for j in range(M):
-        nan |= _row_offset_common(lpT[j, lo:hi], table[j, common], wT[j, lo:hi], m[lo:hi],
+        nan |= _row_offset_common(lpT[j, lo:hi], table[j, common], wb[j, :w], m[lo:hi],
                                   j == 0)
     for t in range(np.searchsorted(odd, lo), np.searchsorted(odd, hi)):
         i = odd[t]
         c = codes[i]
         for j in range(M):
             v = lpT[j, i] + table[j, c]
-            wT[j, i] = v
+            wb[j, i - lo] = v
             nan |= v != v
             if j == 0 or v > m[i]:
                 m[i] = v
@@ -152,19 +157,19 @@ def _offsets(lpT, table, codes, common, odd, wT, m, lo, hi):  # pragma: no cover
 
 
 @_jit
-def _shift(wT, m, respT, lo, hi, buf, idx, starts, dense):  # pragma: no cover - compiled
-    """``e = max(wT - m, CLIP)`` on columns ``lo:hi`` (``m`` made finite first), into
-    ``respT`` when ``dense``; the entries above ``CLIP`` (or nan) always into ``buf``, in
-    order, with their column offset in ``idx`` and each component's first index in
-    ``starts``.  Returns how many there are."""
+def _shift(wb, m, respT, lo, hi, buf, idx, starts, dense):  # pragma: no cover - compiled
+    """``e = max(wb - m, CLIP)`` on columns ``lo:hi`` (``wb`` holds those columns from 0, as
+    :func:`_offsets` leaves them; ``m`` made finite first), into ``respT`` when ``dense``; the
+    entries above ``CLIP`` (or nan) always into ``buf``, in order, with their column offset
+    in ``idx`` and each component's first index in ``starts``.  Returns how many there are."""
     for i in range(lo, hi):
         if not math.isfinite(m[i]):
             m[i] = 0.0
     k = 0
-    for j in range(wT.shape[0]):
+    for j in range(wb.shape[0]):
         starts[j] = k
-        k = _row_shift(wT[j, lo:hi], m[lo:hi], respT[j, lo:hi], buf, idx, k, dense)
-    starts[wT.shape[0]] = k
+        k = _row_shift(wb[j, :hi - lo], m[lo:hi], respT[j, lo:hi], buf, idx, k, dense)
+    starts[wb.shape[0]] = k
     return k
 
 
@@ -205,10 +210,13 @@ def _normalize_compacted(respT, lo, hi, buf, idx, starts, s, inv):  # pragma: no
 
 
 def normalize_with_offsets(lpT: np.ndarray, table: np.ndarray, codes: np.ndarray,
-                           wT: np.ndarray | None = None, respT: np.ndarray | None = None,
+                           respT: np.ndarray | None = None,
                            groups: tuple[int, np.ndarray] | None = None
-                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Offsets, log normaliser and flushed responsibilities of an E-step (see the module doc).
+                           ) -> tuple[np.ndarray, np.ndarray]:
+    """Log normaliser and flushed responsibilities of an E-step (see the module doc).
+
+    The offset log densities ``w = lpT + table[:, codes]`` are formed one block of columns at a
+    time and not kept (:func:`weighted_logits` gives them when wanted, with the same bits).
 
     Parameters
     ----------
@@ -218,20 +226,18 @@ def normalize_with_offsets(lpT: np.ndarray, table: np.ndarray, codes: np.ndarray
         Log offsets; row ``i`` gets column ``codes[i]``.
     codes : ndarray (n,), int
         Column of ``table`` for each row, in ``0..T-1``.
-    wT, respT : ndarray (M, n), C-contiguous, optional
-        Arrays to write the results into (allocated when not given).
+    respT : ndarray (M, n), C-contiguous, optional
+        Array to write the responsibilities into (allocated when not given).
     groups : (int, ndarray), optional
         :func:`common_code` of ``codes`` (computed when not given; an EM loop computes it once
         for all its E-steps).
 
     Returns
     -------
-    wT : ndarray (M, n)
-        ``lpT + table[:, codes]``.
     log_norm : ndarray (n,)
-        ``log sum_j exp(wT[j])`` (``-inf`` for a column that is all ``-inf``).
+        ``log sum_j exp(w[j])`` (``-inf`` for a column that is all ``-inf``).
     respT : ndarray (M, n)
-        ``exp(wT - log_norm)`` with values below about 1e-200 flushed to 0; columns sum to 1
+        ``exp(w - log_norm)`` with values below about 1e-200 flushed to 0; columns sum to 1
         (all zero for an all ``-inf`` column).
     """
     M, n = lpT.shape
@@ -240,22 +246,22 @@ def normalize_with_offsets(lpT: np.ndarray, table: np.ndarray, codes: np.ndarray
     table = np.ascontiguousarray(table, dtype=np.float64)
     codes = np.ascontiguousarray(codes, dtype=np.int64)
     if n == 1:
-        return _single_row(lpT, table, codes, wT, respT)
-    wT = np.empty((M, n)) if wT is None else wT
+        return _single_row(lpT, table, codes, respT)
     respT = np.empty((M, n)) if respT is None else respT
     m, s, inv = np.empty(n), np.empty(n), np.empty(n)
     common, odd = common_code(codes) if groups is None else groups
     threshold = sparse_threshold()
-    cols = max(MIN_COLUMNS, BLOCK_ENTRIES // M)
-    buf = np.empty(M * min(cols, n) + 1)           # one spare slot for the branch-free stores
+    cols = min(max(MIN_COLUMNS, BLOCK_ENTRIES // M), n)
+    wb = np.empty((M, cols))                       # the offset log densities of one block
+    buf = np.empty(M * cols + 1)                   # one spare slot for the branch-free stores
     idx = np.empty(len(buf), dtype=np.int64)
     starts = np.empty(M + 1, dtype=np.int64)
     dense = True                                   # write the dense block (predicted)
     for lo in range(0, n, cols):
         hi = min(n, lo + cols)
-        if _offsets(lpT, table, codes, common, odd, wT, m, lo, hi):
-            m[lo:hi] = wT[:, lo:hi].max(axis=0)
-        k = _shift(wT, m, respT, lo, hi, buf, idx, starts, dense)
+        if _offsets(lpT, table, codes, common, odd, wb, m, lo, hi):
+            m[lo:hi] = wb[:, :hi - lo].max(axis=0)
+        k = _shift(wb, m, respT, lo, hi, buf, idx, starts, dense)
         was_dense, dense = dense, k >= threshold * M * (hi - lo)
         if was_dense and dense:
             block = respT[:, lo:hi]
@@ -266,7 +272,13 @@ def normalize_with_offsets(lpT: np.ndarray, table: np.ndarray, codes: np.ndarray
             _normalize_compacted(respT, lo, hi, buf, idx, starts, s, inv)
     with np.errstate(divide="ignore"):
         log_norm = m + np.log(s)
-    return wT, log_norm, respT
+    return log_norm, respT
+
+
+def weighted_logits(lpT: np.ndarray, table: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """``lpT + table[:, codes]`` (M, n): the offset log densities that
+    :func:`normalize_with_offsets` forms block by block, with the same bits."""
+    return np.add(lpT, table[:, codes])
 
 
 def common_code(codes: np.ndarray) -> tuple[int, np.ndarray]:
@@ -295,9 +307,9 @@ def exp_flushed(a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     return out
 
 
-def _single_row(lpT, table, codes, wT, respT):
+def _single_row(lpT, table, codes, respT):
     """One row: NumPy sums a single column pairwise, not in component order; do as it does."""
-    wT = np.add(lpT, table[:, codes], out=wT)
+    wT = np.add(lpT, table[:, codes])
     m = wT.max(axis=0)
     m[~np.isfinite(m)] = 0.0
     e = exp_flushed(np.subtract(wT, m, out=respT), out=respT)
@@ -305,7 +317,7 @@ def _single_row(lpT, table, codes, wT, respT):
     with np.errstate(divide="ignore"):
         log_norm = m + np.log(s)
     e *= 1.0 / np.where(s > 0, s, 1.0)
-    return wT, log_norm, e
+    return log_norm, e
 
 
 @functools.cache
