@@ -12,6 +12,8 @@ Usage::
 
     nice .venv/bin/python benchmarks/bench_em.py            # both sizes, three covariance types
     nice .venv/bin/python benchmarks/bench_em.py --repeat 20 --cov full
+    # each side timed over consecutive calls, as inside its own EM loop (warm caches)
+    nice .venv/bin/python benchmarks/bench_em.py --repeat 4 --block 5
     # the regime of a QBC member late in a pen-digits fold (issue 5): 150-270 diagonal nodes,
     # 96 % of the rows unlabeled
     nice .venv/bin/python benchmarks/bench_em.py --cov diag --components 20 150 270 \
@@ -88,20 +90,27 @@ def make_data(n: int, d: int, K: int, seed: int = 0) -> tuple[np.ndarray, np.nda
     return rng.normal(size=(n, d)) + centers[y], y
 
 
-def median_times(fns, repeat: int) -> list[float]:
-    """Median wall time of each function; calls are interleaved so that load drifts hit all."""
+def median_times(fns, repeat: int, block: int = 1) -> list[float]:
+    """Median wall time of each function over ``repeat`` rounds of ``block`` consecutive calls
+    each; the rounds alternate between the functions so that load drifts hit all.
+
+    ``block = 1`` interleaves single calls: every call starts with the caches left by the
+    other side's.  ``block > 1`` also times calls that follow a call of the same function, as
+    iterations do inside an EM loop (both sides: run_em and GaussianMixture.fit).
+    """
     for fn in fns:
         fn()  # warm-up
     times = [[] for _ in fns]
     for _ in range(repeat):
         for fn, ts in zip(fns, times, strict=True):
-            t = time.perf_counter()
-            fn()
-            ts.append(time.perf_counter() - t)
+            for _ in range(block):
+                t = time.perf_counter()
+                fn()
+                ts.append(time.perf_counter() - t)
     return [float(np.median(ts)) for ts in times]
 
 
-def bench_case(n, d, M, K, ct, repeat, unlabeled=0.0):
+def bench_case(n, d, M, K, ct, repeat, unlabeled=0.0, block=1):
     X, y = make_data(n, d, K)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -128,7 +137,7 @@ def bench_case(n, d, M, K, ct, repeat, unlabeled=0.0):
         for k, v in state.items():       # restart from the same parameters every time
             setattr(gm, k, v)
 
-    t_ours, t_sk = median_times([ours, theirs], repeat)
+    t_ours, t_sk = median_times([ours, theirs], repeat, block)
     return t_ours, t_sk, setup
 
 
@@ -144,10 +153,17 @@ def main() -> None:
     ap.add_argument("--kernels", choices=["native", "pinned"], default="native",
                     help="native: the CPU's own kernels for NumPy and OpenBLAS (both sides); "
                          "pinned: the AVX2 kernels every `alprbf` command runs with (alprbf.cpu)")
+    ap.add_argument("--block", type=int, default=1,
+                    help="consecutive calls of one side per round (1: strictly interleaved, "
+                         "each call after the other side's; see median_times)")
     ap.add_argument("--malloc", choices=["heap", "default"], default="heap",
                     help="allocator state for both sides (see the module docstring)")
     args = ap.parse_args()
+    if args.block < 1:
+        ap.error(f"--block must be >= 1, got {args.block}")
     print(f"allocator: {fix_allocator(args.malloc)}")
+    print(f"timing: {args.repeat} rounds of {args.block} consecutive call(s) per side, "
+          "rounds interleaved")
     report = cpu.kernel_report()
     blas = ", ".join(report["blas"])
     print(f"kernels: {args.kernels} (pinned: {report['pinned']}; BLAS: {blas})")
@@ -158,7 +174,7 @@ def main() -> None:
     with threadpool_limits(limits=1):
         for n, d, M, K in cases:
             for ct in args.cov:
-                t_o, t_s, setup = bench_case(n, d, M, K, ct, args.repeat, frac)
+                t_o, t_s, setup = bench_case(n, d, M, K, ct, args.repeat, frac, args.block)
                 print(f"{n:>6} {d:>3} {M:>3} {K:>3} {ct:>9} {1e3 * t_o:>9.2f} {1e3 * t_s:>10.2f} "
                       f"{t_o / t_s:>6.2f} {1e3 * setup:>9.2f}", flush=True)
 
