@@ -87,7 +87,7 @@ def check_record(cfg: Config, record: str | Path, only: Sequence[str], jobs: int
             raise UserError(f"--queries cannot check {t.task_id}: its strategy chooses "
                             f"'{t.strategy.select.get('param')}' by inner CV with the full "
                             "budget; check it without --queries")
-        cfg = _first_queries(cfg, queries)
+        cfg = first_queries(cfg, queries)
     with tempfile.TemporaryDirectory(prefix="alprbf-check-") as tmp:
         run_experiment(cfg, Path(tmp) / "rerun", jobs=jobs, progress=False, only=chosen,
                        checkpoint_every=None)
@@ -95,7 +95,7 @@ def check_record(cfg: Config, record: str | Path, only: Sequence[str], jobs: int
                                        prefix=queries is not None)
 
 
-def _first_queries(cfg: Config, queries: int) -> Config:
+def first_queries(cfg: Config, queries: int) -> Config:
     """``cfg`` with every data set's budget cut to ``queries`` queries, rounded up to whole
     batches of its largest batch (kept if smaller)."""
     full = validate(cfg, load_datasets(cfg))
