@@ -9,11 +9,12 @@ from hypothesis import strategies as st
 
 from alprbf.prbf import _normalize
 from alprbf.prbf._normalize import BLOCK_ENTRIES, normalize_with_offsets, weighted_logits
+from tests.test_prbf_exp import glibc_fma_exp, libm_exp
 
 FLUSH_LOG = -460.0
 
 
-def reference(lpT, table, codes):
+def reference(lpT, table, codes, exp=np.exp):
     """The E-step's NumPy code before the compiled pass (the oracle): offsets, then the
     column-wise log-sum-exp with the flush (maximum with the clip, exp, mask product)."""
     wT = lpT + table[:, codes]
@@ -22,7 +23,7 @@ def reference(lpT, table, codes):
     m[bad] = 0.0
     e = wT - m
     np.maximum(e, FLUSH_LOG - 1.0, out=e)
-    np.exp(e, out=e)
+    e[...] = exp(e)
     np.multiply(e, e >= float(np.exp(FLUSH_LOG)), out=e)
     s = e.sum(axis=0)
     with np.errstate(divide="ignore"):
@@ -146,3 +147,17 @@ def test_given_groups_equal_computed_ones():
     assert groups[0] == 3 and np.array_equal(groups[1], np.flatnonzero(codes != 3))
     assert_bits_equal(ours(lpT, table, codes, groups=groups),
                       reference(lpT, table, codes))
+
+
+@pytest.mark.skipif(not glibc_fma_exp(), reason="the oracle is glibc's exp on a CPU with FMA")
+@settings(max_examples=25, deadline=None)
+@given(M=st.integers(1, 40), n=st.integers(2, 300), T=st.integers(1, 6),
+       spread=st.sampled_from([0.1, 10.0, 300.0]), common=st.sampled_from([0.0, 0.9]),
+       seed=st.integers(0, 2**32 - 1))
+def test_compiled_exp_gives_the_c_library_bits(M, n, T, spread, common, seed):
+    # the path every alprbf command takes (pinned kernels: NumPy's exp is the C library's)
+    lpT, table, codes = case(np.random.default_rng(seed), M, n, T, spread, 0.1, common)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_normalize, "use_compiled_exp", lambda: True)
+        got = ours(lpT, table, codes)
+    assert_bits_equal(got, reference(lpT, table, codes, exp=libm_exp))

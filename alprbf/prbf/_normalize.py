@@ -16,9 +16,10 @@ against those expressions in ``tests/test_prbf_normalize.py``).  Two NumPy detai
 
 * NumPy sums the components of each row in order, except for a single row, which it sums
   pairwise; one row therefore still goes through the NumPy expressions;
-* the exponentials and the logarithm stay NumPy's: with its AVX-512 loops (a CPU that has
+* the exponentials and the logarithm are NumPy's: with its AVX-512 loops (a CPU that has
   them, without the pinned kernels of :mod:`alprbf.cpu`) they round differently from the C
-  library's, which compiled code would call.
+  library's.  Where NumPy calls the C library's ``exp`` (the pinned kernels), a compiled copy
+  of it with the same bits does the exponentials (:mod:`~alprbf.prbf._exp`).
 
 What is gained (evidence: docs/notes.md, 'Fused E-step'):
 
@@ -45,6 +46,8 @@ import time
 
 import numba
 import numpy as np
+
+from ._exp import exp_columns_inplace, exp_inplace, use_compiled_exp
 
 BLOCK_ENTRIES = 1 << 16
 """Entries (components x rows) per column block: 512 KiB per (M, block) array."""
@@ -251,6 +254,7 @@ def normalize_with_offsets(lpT: np.ndarray, table: np.ndarray, codes: np.ndarray
     m, s, inv = np.empty(n), np.empty(n), np.empty(n)
     common, odd = common_code(codes) if groups is None else groups
     threshold = sparse_threshold()
+    compiled_exp = use_compiled_exp()
     cols = min(max(MIN_COLUMNS, BLOCK_ENTRIES // M), n)
     wb = np.empty((M, cols))                       # the offset log densities of one block
     buf = np.empty(M * cols + 1)                   # one spare slot for the branch-free stores
@@ -264,15 +268,32 @@ def normalize_with_offsets(lpT: np.ndarray, table: np.ndarray, codes: np.ndarray
         k = _shift(wb, m, respT, lo, hi, buf, idx, starts, dense)
         was_dense, dense = dense, k >= threshold * M * (hi - lo)
         if was_dense and dense:
-            block = respT[:, lo:hi]
-            np.exp(block, out=block)
+            _exp_columns(respT, lo, hi, compiled_exp)
             _normalize_dense(respT, lo, hi, s, inv)
         else:                                      # the survivors only (always valid)
-            np.exp(buf[:k], out=buf[:k])
+            _exp_1d(buf[:k], compiled_exp)
             _normalize_compacted(respT, lo, hi, buf, idx, starts, s, inv)
     with np.errstate(divide="ignore"):
         log_norm = m + np.log(s)
     return log_norm, respT
+
+
+def _exp_columns(a: np.ndarray, lo: int, hi: int, compiled: bool) -> None:
+    """``exp`` in place on columns ``lo:hi``: NumPy's, or the compiled copy of the C library's
+    when that gives NumPy's bits (:func:`~alprbf.prbf._exp.use_compiled_exp`)."""
+    if compiled:
+        exp_columns_inplace(a, lo, hi)
+    else:
+        block = a[:, lo:hi]
+        np.exp(block, out=block)
+
+
+def _exp_1d(a: np.ndarray, compiled: bool) -> None:
+    """:func:`_exp_columns` for a contiguous 1-D array."""
+    if compiled:
+        exp_inplace(a)
+    else:
+        np.exp(a, out=a)
 
 
 def weighted_logits(lpT: np.ndarray, table: np.ndarray, codes: np.ndarray) -> np.ndarray:
@@ -326,8 +347,9 @@ def sparse_threshold() -> float:
 
     Compacting costs a store per entry and an indexed store per survivor; it saves the
     exponentials of the entries that would be flushed.  NumPy's ``exp`` costs about 1 ns per
-    value with its AVX-512 loop and 4-5 ns with the C library's (AVX2 machines, and the pinned
-    kernels of :mod:`alprbf.cpu`), so the break-even point depends on the process.  It is
+    value with its AVX-512 loop; where NumPy calls the C library's (AVX2 machines, and the
+    pinned kernels of :mod:`alprbf.cpu`) the compiled copy of it (:mod:`~alprbf.prbf._exp`)
+    costs about 1.6 ns; so the break-even point depends on the process.  It is
     measured once, on blocks of 16 x 1024 entries (best of five): the dense path's time
     ``T_d`` and the compacted path's with no survivor ``T_0`` and with all surviving ``T_1``.
     Compacting a block with a fraction ``f`` of survivors costs about ``T_0 + f (T_1 - T_0)``,
@@ -344,14 +366,16 @@ def sparse_threshold() -> float:
     idx = np.empty(M * n + 1, dtype=np.int64)
     starts = np.empty(M + 1, dtype=np.int64)
 
+    compiled = use_compiled_exp()
+
     def dense():
         _shift(every, m, r, 0, n, buf, idx, starts, True)
-        np.exp(r, out=r)
+        _exp_columns(r, 0, n, compiled)
         _normalize_dense(r, 0, n, s, inv)
 
     def compacted(w):
         k = _shift(w, m, r, 0, n, buf, idx, starts, False)
-        np.exp(buf[:k], out=buf[:k])
+        _exp_1d(buf[:k], compiled)
         _normalize_compacted(r, 0, n, buf, idx, starts, s, inv)
 
     t_d, t_0, t_1 = (_best_time(f) for f in (dense, lambda: compacted(none),
