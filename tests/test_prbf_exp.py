@@ -53,7 +53,7 @@ def test_same_bits_as_the_c_library_over_the_e_step_range():
     x = np.concatenate([rng.uniform(-461.0, 0.0, 400_000), -np.logspace(-20, 2.7, 100_000),
                         np.linspace(-511.999, 0.0, 100_000), [-0.0, 0.0, -2.0**-54, -2.0**-60,
                                                              -461.0, -460.0, -1e-300]])
-    got = _exp.exp_inplace(x.copy())
+    got = _exp.compiled_exp(x.copy())
     np.testing.assert_array_equal(got.view(np.uint64), libm_exp(x).view(np.uint64))
 
 
@@ -62,23 +62,36 @@ def test_same_bits_as_the_c_library_over_the_e_step_range():
 @given(st.lists(st.floats(min_value=-511.9999, max_value=0.0), min_size=1, max_size=50))
 def test_same_bits_as_the_c_library_property(values):
     x = np.array(values)
-    np.testing.assert_array_equal(_exp.exp_inplace(x.copy()).view(np.uint64),
+    np.testing.assert_array_equal(_exp.compiled_exp(x.copy()).view(np.uint64),
                                   libm_exp(x).view(np.uint64))
 
 
 def test_arguments_outside_the_range_go_to_numpy():
     x = np.array([-0.5, np.nan, -600.0, 1.0, -np.inf, np.inf])
-    got = _exp.exp_inplace(x.copy())
+    got = _exp.compiled_exp(x.copy())
     want = np.exp(x)
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
     np.testing.assert_array_equal(got[~np.isnan(got)], want[~np.isnan(want)])
-    a = np.array([[-1.0, -2.0, 5.0], [-3.0, -4.0, -5.0]])
+
+
+def test_a_block_of_columns_is_done_in_place_and_alone():
+    a = np.array([[-1.0, -2.0, 5.0, -7.0], [-3.0, -4.0, -5.0, -8.0]])
     b = a.copy()
-    _exp.exp_columns_inplace(b, 0, 2)                    # in range: compiled
-    _exp.exp_columns_inplace(a, 1, 3)                    # 5.0: NumPy for the whole block
+    _exp.compiled_exp(b, 0, 2)                           # in range: compiled
+    _exp.compiled_exp(a, 1, 3)                           # 5.0: NumPy for the whole block
     np.testing.assert_allclose(b[:, :2], np.exp([[-1.0, -2.0], [-3.0, -4.0]]), rtol=1e-15)
-    assert b[0, 2] == 5.0 and a[0, 0] == -1.0
-    np.testing.assert_array_equal(a[:, 1:], np.exp([[-2.0, 5.0], [-4.0, -5.0]]))
+    np.testing.assert_array_equal(b[:, 2:], [[5.0, -7.0], [-5.0, -8.0]])
+    np.testing.assert_array_equal(a[:, 1:3], np.exp([[-2.0, 5.0], [-4.0, -5.0]]))
+    np.testing.assert_array_equal(a[:, [0, 3]], [[-1.0, -7.0], [-3.0, -8.0]])
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_exp_inplace_follows_the_choice(monkeypatch, compiled):
+    monkeypatch.setattr(_exp, "use_compiled_exp", lambda: compiled)
+    x = np.linspace(-400.0, 0.0, 1001).reshape(7, 143)
+    want = x.copy()
+    want[:, 3:90] = (_exp.compiled_exp if compiled else np.exp)(x[:, 3:90].copy())
+    np.testing.assert_array_equal(_exp.exp_inplace(x.copy(), 3, 90), want)
 
 
 def test_the_choice_is_made_once_and_is_a_bool():

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from alprbf.prbf import _normalize
+from alprbf.prbf import _exp, _normalize
 from alprbf.prbf._normalize import BLOCK_ENTRIES, normalize_with_offsets, weighted_logits
 from tests.test_prbf_exp import glibc_fma_exp, libm_exp
 
@@ -158,6 +158,6 @@ def test_compiled_exp_gives_the_c_library_bits(M, n, T, spread, common, seed):
     # the path every alprbf command takes (pinned kernels: NumPy's exp is the C library's)
     lpT, table, codes = case(np.random.default_rng(seed), M, n, T, spread, 0.1, common)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(_normalize, "use_compiled_exp", lambda: True)
+        mp.setattr(_exp, "use_compiled_exp", lambda: True)
         got = ours(lpT, table, codes)
     assert_bits_equal(got, reference(lpT, table, codes, exp=libm_exp))

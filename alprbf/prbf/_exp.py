@@ -104,8 +104,7 @@ _jit = numba.njit(cache=True, nogil=True, error_model="numpy")
 
 
 @_jit
-def _in_range(a):  # pragma: no cover - compiled
-    """Whether every value is in ``(LOWEST, 0]`` (False for nan)."""
+def _row_in_range(a):  # pragma: no cover - compiled
     ok = True
     for i in range(len(a)):
         x = a[i]
@@ -114,8 +113,19 @@ def _in_range(a):  # pragma: no cover - compiled
 
 
 @_jit
-def _exp_main(a, tail, scale_bits):  # pragma: no cover - compiled
-    """``exp`` in place, every value in ``(LOWEST, 0]`` (the C library's operations)."""
+def _in_range(a, lo, hi):  # pragma: no cover - compiled
+    """Whether every value of columns ``lo:hi`` of the 2-D ``a`` is in ``(LOWEST, 0]``
+    (False for nan)."""
+    ok = True
+    for j in range(a.shape[0]):
+        ok &= _row_in_range(a[j, lo:hi])
+    return ok
+
+
+@_jit
+def _exp_row(a, tail, scale_bits):  # pragma: no cover - compiled
+    """``exp`` in place on a contiguous row, every value in ``(LOWEST, 0]`` (the C library's
+    operations)."""
     mask = np.uint64(N_TABLE - 1)
     for i in range(len(a)):
         x = a[i]
@@ -124,10 +134,10 @@ def _exp_main(a, tail, scale_bits):  # pragma: no cover - compiled
         kd = kd - SHIFT
         r = _fma(kd, NEG_LN2_HI_N, x)
         r = _fma(kd, NEG_LN2_LO_N, r)
-        j = ki & mask
+        k = ki & mask
         p23 = _fma(r, C3, C2)
-        t = r + tail[j]
-        scale = _from_bits(scale_bits[j] + (ki << np.uint64(45)))
+        t = r + tail[k]
+        scale = _from_bits(scale_bits[k] + (ki << np.uint64(45)))
         r2 = r * r
         p45 = _fma(r, C5, C4)
         t = _fma(p23, r2, t)
@@ -135,20 +145,32 @@ def _exp_main(a, tail, scale_bits):  # pragma: no cover - compiled
         a[i] = _fma(scale, t, scale)
 
 
-def exp_inplace(a: np.ndarray) -> np.ndarray:
-    """``exp`` of a contiguous 1-D float64 array, in place, with the C library's bits
-    (arguments outside ``(LOWEST, 0]`` go to ``np.exp``, which must then be the C library's:
-    see :func:`use_compiled_exp`)."""
-    if _in_range(a):
-        _exp_main(a, TAIL, SCALE_BITS)
+@_jit
+def _exp_columns(a, lo, hi, tail, scale_bits):  # pragma: no cover - compiled
+    for j in range(a.shape[0]):
+        _exp_row(a[j, lo:hi], tail, scale_bits)
+
+
+def compiled_exp(a: np.ndarray, lo: int = 0, hi: int | None = None) -> np.ndarray:
+    """The C library's ``exp`` of columns ``lo:hi`` of a C-contiguous float64 array (1-D or
+    2-D), in place, with its bits; returns ``a``.
+
+    Arguments outside ``(LOWEST, 0]`` send the whole block to ``np.exp`` (the C library's
+    only where NumPy calls it: see :func:`use_compiled_exp`).
+    """
+    rows = a.reshape(1, -1) if a.ndim == 1 else a
+    hi = rows.shape[1] if hi is None else hi
+    if _in_range(rows, lo, hi):
+        _exp_columns(rows, lo, hi, TAIL, SCALE_BITS)
     else:
-        np.exp(a, out=a)
+        block = rows[:, lo:hi]
+        np.exp(block, out=block)
     return a
 
 
 @functools.cache
 def use_compiled_exp() -> bool:
-    """Whether :func:`exp_inplace` gives ``np.exp``'s bits in this process.
+    """Whether :func:`compiled_exp` gives ``np.exp``'s bits in this process.
 
     Checked once, on 65 536 arguments spread over ``[-461, 0]`` (the E-step's range) and
     tiny ones; NumPy's AVX-512 ``exp`` differs from the C library's in about 5 % of them.
@@ -156,28 +178,15 @@ def use_compiled_exp() -> bool:
     rng = np.random.default_rng(20261125)
     probe = np.concatenate([np.linspace(-461.0, 0.0, 16384), rng.uniform(-461.0, 0.0, 32768),
                             -np.logspace(-17.0, 0.0, 16384)])
-    ours = exp_inplace(probe.copy())
+    ours = compiled_exp(probe.copy())
     return bool(np.array_equal(ours.view(np.uint64), np.exp(probe).view(np.uint64)))
 
 
-@_jit
-def _columns_in_range(a, lo, hi):  # pragma: no cover - compiled
-    ok = True
-    for j in range(a.shape[0]):
-        ok &= _in_range(a[j, lo:hi])
-    return ok
-
-
-@_jit
-def _exp_columns(a, lo, hi, tail, scale_bits):  # pragma: no cover - compiled
-    for j in range(a.shape[0]):
-        _exp_main(a[j, lo:hi], tail, scale_bits)
-
-
-def exp_columns_inplace(a: np.ndarray, lo: int, hi: int) -> None:
-    """:func:`exp_inplace` on the columns ``lo:hi`` of a C-contiguous 2-D array."""
-    if _columns_in_range(a, lo, hi):
-        _exp_columns(a, lo, hi, TAIL, SCALE_BITS)
-    else:
-        block = a[:, lo:hi]
-        np.exp(block, out=block)
+def exp_inplace(a: np.ndarray, lo: int = 0, hi: int | None = None) -> np.ndarray:
+    """``np.exp`` of columns ``lo:hi`` of ``a`` in place, bit for bit, by
+    :func:`compiled_exp` where that gives the same bits (:func:`use_compiled_exp`)."""
+    if use_compiled_exp():
+        return compiled_exp(a, lo, hi)
+    block = (a.reshape(1, -1) if a.ndim == 1 else a)[:, lo:hi]
+    np.exp(block, out=block)
+    return a

@@ -47,7 +47,7 @@ import time
 import numba
 import numpy as np
 
-from ._exp import exp_columns_inplace, exp_inplace, use_compiled_exp
+from ._exp import exp_inplace
 
 BLOCK_ENTRIES = 1 << 16
 """Entries (components x rows) per column block: 512 KiB per (M, block) array."""
@@ -254,7 +254,6 @@ def normalize_with_offsets(lpT: np.ndarray, table: np.ndarray, codes: np.ndarray
     m, s, inv = np.empty(n), np.empty(n), np.empty(n)
     common, odd = common_code(codes) if groups is None else groups
     threshold = sparse_threshold()
-    compiled_exp = use_compiled_exp()
     cols = min(max(MIN_COLUMNS, BLOCK_ENTRIES // M), n)
     wb = np.empty((M, cols))                       # the offset log densities of one block
     buf = np.empty(M * cols + 1)                   # one spare slot for the branch-free stores
@@ -268,32 +267,14 @@ def normalize_with_offsets(lpT: np.ndarray, table: np.ndarray, codes: np.ndarray
         k = _shift(wb, m, respT, lo, hi, buf, idx, starts, dense)
         was_dense, dense = dense, k >= threshold * M * (hi - lo)
         if was_dense and dense:
-            _exp_columns(respT, lo, hi, compiled_exp)
+            exp_inplace(respT, lo, hi)
             _normalize_dense(respT, lo, hi, s, inv)
         else:                                      # the survivors only (always valid)
-            _exp_1d(buf[:k], compiled_exp)
+            exp_inplace(buf[:k])
             _normalize_compacted(respT, lo, hi, buf, idx, starts, s, inv)
     with np.errstate(divide="ignore"):
         log_norm = m + np.log(s)
     return log_norm, respT
-
-
-def _exp_columns(a: np.ndarray, lo: int, hi: int, compiled: bool) -> None:
-    """``exp`` in place on columns ``lo:hi``: NumPy's, or the compiled copy of the C library's
-    when that gives NumPy's bits (:func:`~alprbf.prbf._exp.use_compiled_exp`)."""
-    if compiled:
-        exp_columns_inplace(a, lo, hi)
-    else:
-        block = a[:, lo:hi]
-        np.exp(block, out=block)
-
-
-def _exp_1d(a: np.ndarray, compiled: bool) -> None:
-    """:func:`_exp_columns` for a contiguous 1-D array."""
-    if compiled:
-        exp_inplace(a)
-    else:
-        np.exp(a, out=a)
 
 
 def weighted_logits(lpT: np.ndarray, table: np.ndarray, codes: np.ndarray) -> np.ndarray:
@@ -366,16 +347,14 @@ def sparse_threshold() -> float:
     idx = np.empty(M * n + 1, dtype=np.int64)
     starts = np.empty(M + 1, dtype=np.int64)
 
-    compiled = use_compiled_exp()
-
     def dense():
         _shift(every, m, r, 0, n, buf, idx, starts, True)
-        _exp_columns(r, 0, n, compiled)
+        exp_inplace(r)
         _normalize_dense(r, 0, n, s, inv)
 
     def compacted(w):
         k = _shift(w, m, r, 0, n, buf, idx, starts, False)
-        _exp_1d(buf[:k], compiled)
+        exp_inplace(buf[:k])
         _normalize_compacted(r, 0, n, buf, idx, starts, s, inv)
 
     t_d, t_0, t_1 = (_best_time(f) for f in (dense, lambda: compacted(none),
