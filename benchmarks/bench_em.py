@@ -23,8 +23,9 @@ Prints one line per case with the median times (ms) and the ratio ours / sklearn
 
 Kernels.  By default both sides run with the CPU's own NumPy and OpenBLAS kernels (on an
 AVX-512 CPU: NumPy's AVX-512 ``exp``, about 1 ns per value).  ``--kernels pinned`` pins them to
-the AVX2 level first, as every ``alprbf`` command does (:mod:`alprbf.cpu`): then ``exp`` is the C
-library's, 4-5 ns per value, on both sides.
+the AVX2 level first, as every ``alprbf`` command does (:mod:`alprbf.cpu`): then NumPy's ``exp`` is
+the C library's, 4-5 ns per value (sklearn's side), and ours its compiled copy, 1.6 ns
+(:mod:`alprbf.prbf._exp`).
 
 Allocator state.  sklearn's iteration allocates several (n, M) temporaries; glibc serves an
 allocation above its mmap threshold with fresh pages (a page fault per 4 KiB) and raises that
@@ -41,25 +42,20 @@ from __future__ import annotations
 import argparse
 import ctypes
 import ctypes.util
-import sys
 import time
 import warnings
 
 from alprbf import cpu
 
-
-def kernels_arg(argv: list[str]) -> str:
-    """The value of ``--kernels`` (read before NumPy is imported)."""
-    for i, a in enumerate(argv):
-        if a.startswith("--kernels="):
-            return a.split("=", 1)[1]
-        if a == "--kernels" and i + 1 < len(argv):
-            return argv[i + 1]
-    return "native"
-
-
-if kernels_arg(sys.argv) == "pinned":
-    cpu.pin_kernels()          # as the command line does, before NumPy is imported
+# --kernels is read before NumPy is imported (pinning must precede it); main's parser
+# inherits the same option
+KERNELS = argparse.ArgumentParser(add_help=False)
+KERNELS.add_argument("--kernels", choices=["native", "pinned"], default="native",
+                     help="native: the CPU's own kernels for NumPy and OpenBLAS (both sides); "
+                          "pinned: the AVX2 kernels every `alprbf` command runs with "
+                          "(alprbf.cpu)")
+if KERNELS.parse_known_args()[0].kernels == "pinned":
+    cpu.pin_kernels()          # as the command line does
 
 import numpy as np  # noqa: E402
 from sklearn.mixture import GaussianMixture  # noqa: E402
@@ -142,7 +138,7 @@ def bench_case(n, d, M, K, ct, repeat, unlabeled=0.0, block=1):
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], parents=[KERNELS])
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--cov", nargs="*", default=["full", "diag", "spherical"])
     ap.add_argument("--ssl", action="store_true", help="half of the rows unlabeled")
@@ -150,9 +146,6 @@ def main() -> None:
                     help="fraction of unlabeled rows (overrides --ssl)")
     ap.add_argument("--components", type=int, nargs="*", default=None,
                     help="numbers of components M to run instead of the default 20")
-    ap.add_argument("--kernels", choices=["native", "pinned"], default="native",
-                    help="native: the CPU's own kernels for NumPy and OpenBLAS (both sides); "
-                         "pinned: the AVX2 kernels every `alprbf` command runs with (alprbf.cpu)")
     ap.add_argument("--block", type=int, default=1,
                     help="consecutive calls of one side per round (1: strictly interleaved, "
                          "each call after the other side's; see median_times)")

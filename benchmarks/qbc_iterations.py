@@ -30,13 +30,14 @@ import numpy as np  # noqa: E402
 
 import alprbf.prbf.qbc as qbc  # noqa: E402
 from alprbf.config import load_config  # noqa: E402
+from alprbf.prbf import has_converged  # noqa: E402
 from alprbf.record import first_queries  # noqa: E402
 from alprbf.runner import run_experiment  # noqa: E402
 
 
 def stop_iteration(history: np.ndarray, n_rows: int, tol: float) -> int:
     """M-steps ``run_em`` takes with ``tol`` along ``history`` (capped at its length)."""
-    below = np.flatnonzero(np.abs(np.diff(history)) < tol * n_rows)
+    below = np.flatnonzero(has_converged(np.diff(history), n_rows, tol))
     return int(below[0]) + 1 if len(below) else len(history) - 1
 
 

@@ -25,6 +25,7 @@ from alprbf.prbf import (
     estimate_gaussian_parameters,
     estimate_log_gaussian_prob,
     fit_em,
+    has_converged,
     initialize_params,
     log_class_conditional,
     m_step,
@@ -532,3 +533,11 @@ def test_m_step_moments_stay_accurate_with_far_rows(ct):
         want = {"full": want, "diag": np.diag(want), "spherical": np.diag(want).mean()}[ct]
         np.testing.assert_allclose(means[j], mu, rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(covs[j], want, rtol=1e-8)
+
+
+def test_has_converged_is_the_per_row_rule_elementwise():
+    changes = np.array([-0.9, 0.9, 1.0, -1.0, 5.0])
+    # tol 1e-2 per row on 100 rows: |change| < 1
+    np.testing.assert_array_equal(has_converged(changes, 100, 1e-2),
+                                  [True, True, False, False, False])
+    assert has_converged(0.0, 1, 0.0) == np.False_       # tol 0 never stops a finite change

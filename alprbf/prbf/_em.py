@@ -413,6 +413,13 @@ class EMResult:
         return float(self.loglik_history[-1])
 
 
+def has_converged(change, n_rows: int, tol: float):
+    """The stopping rule of the PRBF EM loops: the log-likelihood changed by less than ``tol``
+    per row, ``|L_t - L_{t-1}| < tol * n_rows`` (as sklearn's GaussianMixture).  Element-wise
+    on an array of changes (e.g. ``np.diff`` of an ``EMResult.loglik_history``)."""
+    return np.abs(change) < tol * n_rows
+
+
 def run_em(data: PRBFData, params: PRBFParams, *, tol: float = 1e-4, max_iter: int = 200,
            reg_covar: float = 1e-6, update_priors: bool | None = None,
            fixed_components: np.ndarray | None = None) -> EMResult:
@@ -444,7 +451,7 @@ def run_em(data: PRBFData, params: PRBFParams, *, tol: float = 1e-4, max_iter: i
         params = m_step(data, est, params, reg_covar, update_priors, fixed_components)
         est = e_step(data, params, reuse=est)
         history.append(est.loglik)
-        if abs(history[-1] - history[-2]) < tol * n:
+        if has_converged(history[-1] - history[-2], n, tol):
             converged = True
             break
     return EMResult(params, est, np.asarray(history), converged, it if max_iter > 0 else 0)

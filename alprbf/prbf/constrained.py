@@ -45,6 +45,7 @@ from ._em import (
     INIT_METHODS,
     PRBFData,
     e_step,
+    has_converged,
     initialize_params,
     m_step,
     prepare_data,
@@ -156,7 +157,7 @@ def constrained_em(data: PRBFData, params: PRBFParams, sharing: np.ndarray, *,
             r = update_sharing(params.weights, data.class_counts)
         est = estep(params, r)
         history.append(est.loglik_labeled)
-        if abs(history[-1] - history[-2]) < tol * n:
+        if has_converged(history[-1] - history[-2], n, tol):
             converged = True
             break
     return ConstrainedEMResult(params, r, np.asarray(history), converged,
