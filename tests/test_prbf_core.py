@@ -525,6 +525,13 @@ def test_m_step_moments_stay_accurate_with_far_rows(ct):
     resp[302:, 2] = 1.0                      # a tight cluster: sd 1e-3
     f = GaussianFeatures(X, ct)
     nk, means, covs, _ = gaussian_parameters_and_precisions(f, resp, 1e-9)
+    # a blocked E-step passes the responsibilities as a function, called only when needed
+    calls = []
+    lazy = gaussian_parameters_and_precisions(
+        f, lambda: calls.append(1) or resp, 1e-9, weighted_moments(f, resp))
+    assert calls == [1]
+    for a, b in zip(lazy, (nk, means, covs), strict=False):   # and the precisions
+        assert np.array_equal(a, b)
     for j in range(3):
         r = resp[:, j]
         mu = r @ X / r.sum()

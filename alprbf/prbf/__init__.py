@@ -7,7 +7,9 @@ Core API (see each function's docstring for shapes):
   ``estimate_gaussian_parameters``, ``gaussian_parameters_and_precisions`` (moments +
   precisions with the accuracy fallback for nearly collapsed components);
 * :mod:`._em`: ``prepare_data`` -> ``PRBFData``; ``e_step`` -> ``EStep``; ``m_step``;
-  ``run_em`` -> ``EMResult``; ``initialize_params``; ``fit_em`` (restarts);
+  ``run_em`` -> ``EMResult`` (its E-steps between M-steps run by blocks of rows,
+  ``blocked_e_step``, where :mod:`._gemm_blocks` finds blocks with the whole products' bits);
+  ``initialize_params``; ``fit_em`` (restarts);
   ``log_class_conditional``, ``predict_log_joint``, ``predict_log_proba``;
 * :mod:`._split`: ``split_params`` -> ``SplitResult`` (001 eqs 11-15, 000 eqs 30-33);
 * :mod:`._selection`: ``inner_cv_splits`` (the inner folds every selected model shares);
@@ -23,7 +25,9 @@ from ._em import (
     EMResult,
     EStep,
     PRBFData,
+    blocked_e_step,
     e_step,
+    e_step_blocks,
     fit_em,
     has_converged,
     initialize_params,
@@ -59,7 +63,8 @@ __all__ = [
     "GaussianFeatures", "IncrementalPRBFSplit", "PRBF", "PRBFClassifierBase", "PRBFData",
     "PRBFParams", "PRBFSplit", "SelectedIncrementalPRBFSplit", "SelectedPRBFSplit",
     "SemiSupervisedPRBF", "SplitResult", "compute_precision_cholesky",
-    "e_step", "estimate_gaussian_parameters", "estimate_log_gaussian_prob", "fit_em",
+    "blocked_e_step", "e_step", "e_step_blocks", "estimate_gaussian_parameters",
+    "estimate_log_gaussian_prob", "fit_em",
     "gaussian_parameters_and_precisions", "has_converged",
     "initialize_params", "inner_cv_splits", "joint_log_resp", "label_codes",
     "log_class_conditional", "log_proba_from_log_prob", "m_step",

@@ -34,8 +34,9 @@ the covariance around the *new* mean.  Only the latter guarantees a non-decreasi
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
+from itertools import pairwise
 
 import numpy as np
 from sklearn.cluster import KMeans
@@ -48,9 +49,12 @@ from ._gaussian import (
     compute_precision_cholesky,
     estimate_gaussian_parameters,
     estimate_log_gaussian_prob,
+    expansion_is_accurate,
     gaussian_parameters_and_precisions,
+    log_prob_coefficients,
     weighted_moments,
 )
+from ._gemm_blocks import gemm_k_blocks
 from ._normalize import common_code, exp_flushed, normalize_with_offsets, weighted_logits
 from ._params import PRBFParams
 
@@ -201,7 +205,9 @@ class EStep:
     Attributes
     ----------
     log_prob : ndarray (n, M)
-        ``log N(x_i; mu_j, Sigma_j)``.
+        ``log N(x_i; mu_j, Sigma_j)``.  ``log_prob`` and ``resp`` are ``None`` in the E-steps
+        that :func:`run_em` takes between M-steps one block of rows at a time
+        (:func:`blocked_e_step`); every E-step a caller receives has them.
     log_weighted : ndarray (n, M)  (property, computed on access)
         Labeled rows: ``log pi_jy + log N_j(x)`` (= ``log p(j, x|y)``); unlabeled rows:
         ``log w_j + log N_j(x)`` (= ``log p(j, x)``).
@@ -230,8 +236,8 @@ class EStep:
         ``sum_labeled log p(x|y)``: 001 eq 6 (the class-conditional likelihood).
     """
 
-    log_prob: np.ndarray
-    resp: np.ndarray
+    log_prob: np.ndarray | None
+    resp: np.ndarray | None
     log_norm: np.ndarray
     counts: np.ndarray
     loglik: float
@@ -274,9 +280,8 @@ def e_step(data: PRBFData, params: PRBFParams, log_prob: np.ndarray | None = Non
     """
     M = params.n_components
     n = data.n_samples
-    K = data.n_classes
     bufs = (None, None)
-    if reuse is not None and reuse.resp.shape == (n, M):
+    if reuse is not None and reuse.resp is not None and reuse.resp.shape == (n, M):
         bufs = (reuse.log_prob.T, reuse.resp.T)
     if log_prob is None:
         log_prob = estimate_log_gaussian_prob(None, params.means, params.precisions_cholesky,
@@ -286,16 +291,111 @@ def e_step(data: PRBFData, params: PRBFParams, log_prob: np.ndarray | None = Non
     # offsets: log pi_{j, y} for a labeled row, log w_j for an unlabeled one (table column K),
     # added, normalised and exponentiated in one compiled pass (bit-identical to the NumPy
     # expressions it replaced; see _normalize)
-    w = mixture_weights(params)
-    table = np.empty((M, K + 1))
-    table[:, :K] = safe_log(params.weights)
-    table[:, K] = safe_log(w)
+    table = _offset_table(params)
     log_norm, respT = normalize_with_offsets(lpT, table, data.codes_ext, bufs[1],
                                              data.offset_groups)
+    moments = weighted_moments(data.features, respT.T)
+    return _finish_e_step(data, params, table, log_prob, respT.T, log_norm, moments)
 
+
+def blocked_e_step(data: PRBFData, params: PRBFParams,
+                   blocks: tuple[tuple[int, ...], list] | None) -> EStep | None:
+    """:func:`e_step` one block of rows at a time, without its (n, M) arrays; same bits.
+
+    The log densities, the normalisation and the moments product run block by block on data
+    in cache, and the (n, M) log densities and responsibilities are never written (the
+    returned E-step has ``log_prob = resp = None``): an EM loop reads only the moments, class
+    counts and likelihood of the E-steps between its M-steps.  The blocks are those of the
+    BLAS product's inner dimension, so that the blocked products give the whole ones' bits
+    (:mod:`~alprbf.prbf._gemm_blocks`).
+
+    Parameters
+    ----------
+    data : PRBFData
+    params : PRBFParams
+    blocks : (bounds, groups) from :func:`e_step_blocks`, or None
+
+    Returns
+    -------
+    EStep or None
+        ``None`` when the blocked form does not apply (no blocks, or some row needs the direct
+        evaluation of :func:`~alprbf.prbf._gaussian.estimate_log_gaussian_prob`): call
+        :func:`e_step`.
+    """
+    f = data.features
+    if blocks is None or not expansion_is_accurate(f, params.means, params.precisions_cholesky,
+                                                   params.covariance_type):
+        return None
+    bounds, groups = blocks
+    BT, _, _ = log_prob_coefficients(f, params.means, params.precisions_cholesky,
+                                     params.covariance_type)
+    table = _offset_table(params)
+    M = params.n_components
+    widest = max(hi - lo for lo, hi in pairwise(bounds))
+    lp_buf, resp_buf = np.empty(M * widest), np.empty(M * widest)
+    log_norm = np.empty(data.n_samples)
+    total = np.zeros((f.weights_T.shape[0], M))
+    for (lo, hi), group in zip(pairwise(bounds), groups, strict=True):
+        lpT = lp_buf[:M * (hi - lo)].reshape(M, hi - lo)
+        respT = resp_buf[:M * (hi - lo)].reshape(M, hi - lo)
+        np.matmul(BT, f.ZT[:, lo:hi], out=lpT)
+        log_norm[lo:hi], _ = normalize_with_offsets(lpT, table, data.codes_ext[lo:hi], respT,
+                                                    group)
+        total += f.weights_T[:, lo:hi] @ respT.T       # the whole product's running sum
+    return _finish_e_step(data, params, table, None, None, log_norm, total.T)
+
+
+BLOCKED_MIN_ENTRIES = 1 << 19
+"""Fewest entries of the (M, n) arrays for which run_em takes its E-steps by blocks, unless the
+design is large (:data:`BLOCKED_MIN_DESIGN`).  Below both, the arrays stay in cache and the
+calls per block cost more than they save (``bench_em.py``, diag, 4 500 x 62, M = 20: 2.7 ms
+per iteration blocked against 2.4-2.6 ms whole).  The bits are the same either way."""
+
+BLOCKED_MIN_DESIGN = 1 << 22
+"""Fewest entries of the design (its rows times n; 32 MiB) for which the E-steps are blocked
+whatever M: each block of it is then read from cache by the second product (full, 4 500 x 62,
+M = 20: 28-29 ms against 30 ms)."""
+
+
+def e_step_blocks(data: PRBFData, n_components: int, min_entries: int | None = None
+                  ) -> tuple[tuple[int, ...], list] | None:
+    """Row blocks for :func:`blocked_e_step` (bounds and each block's
+    :func:`~alprbf.prbf._normalize.common_code`), or ``None`` where it does not apply: no
+    cached design, small arrays (fewer than ``min_entries``, default
+    :data:`BLOCKED_MIN_ENTRIES`, in the (M, n) ones and fewer than :data:`BLOCKED_MIN_DESIGN`
+    in the design), too few rows, or a BLAS whose blocked products differ from its whole ones
+    (:func:`~alprbf.prbf._gemm_blocks.gemm_k_blocks`); ``min_entries=0`` blocks any size."""
+    f = data.features
+    if f.weights_T is None:
+        return None
+    floor = BLOCKED_MIN_ENTRIES if min_entries is None else min_entries
+    n = data.n_samples
+    if n_components * n < floor and f.weights_T.size < BLOCKED_MIN_DESIGN:
+        return None
+    bounds = gemm_k_blocks(f.weights_T.shape[0], n_components, f.n_design, data.n_samples)
+    if bounds is None:
+        return None
+    codes = data.codes_ext
+    groups = [common_code(codes[lo:hi]) for lo, hi in pairwise(bounds)]
+    return bounds, groups
+
+
+def _offset_table(params: PRBFParams) -> np.ndarray:
+    """(M, K+1): ``log pi_jk`` (columns ``0..K-1``) and ``log w_j`` (column ``K``)."""
+    K = params.n_classes
+    table = np.empty((params.n_components, K + 1))
+    table[:, :K] = safe_log(params.weights)
+    table[:, K] = safe_log(mixture_weights(params))
+    return table
+
+
+def _finish_e_step(data: PRBFData, params: PRBFParams, table: np.ndarray,
+                   log_prob: np.ndarray | None, resp: np.ndarray | None, log_norm: np.ndarray,
+                   moments: np.ndarray) -> EStep:
+    """Class counts and likelihoods from an E-step's normaliser and moments."""
+    K = data.n_classes
     # counts[j, k] = sum_x p(j, k|x): labeled rows directly, unlabeled ones as c_jk * g_j with
     # g_j = sum_unlabeled r_j(x) (the last column of cg); one product with the M-step moments
-    moments = weighted_moments(data.features, respT.T)
     cg = moments[:, -(K + 1):]                              # respT @ onehot_ext, (M, K+1)
     counts = np.ascontiguousarray(cg[:, :K])
     if np.all(np.isfinite(log_norm)):
@@ -307,12 +407,13 @@ def e_step(data: PRBFData, params: PRBFParams, log_prob: np.ndarray | None = Non
     loglik = loglik_labeled + float(data.class_counts @ np.where(data.class_counts > 0,
                                                                  log_prior, 0.0))
     if data.n_unlabeled:
+        w = mixture_weights(params)
         with np.errstate(divide="ignore", invalid="ignore"):
             c = params.weights * params.class_priors / w[:, None]   # c_jk, (M, K)
         c[~np.isfinite(c)] = 0.0
         counts = counts + c * cg[:, K:]
         loglik += float(per_class[K])
-    return EStep(log_prob, respT.T, log_norm, counts, loglik, loglik_labeled, moments, table,
+    return EStep(log_prob, resp, log_norm, counts, loglik, loglik_labeled, moments, table,
                  data.codes_ext)
 
 
@@ -357,8 +458,12 @@ def m_step(data: PRBFData, estep: EStep, params: PRBFParams, reg_covar: float = 
         labeled row, zero prior) gets uniform weights ``1/M`` (irrelevant because ``p(k) = 0``).
     """
     ct = params.covariance_type
-    _, means, covs, prec = gaussian_parameters_and_precisions(data.features, estep.resp,
-                                                              reg_covar, estep.moments)
+    resp = estep.resp
+    if resp is None:                # a blocked E-step: the responsibilities only if needed
+        def resp() -> np.ndarray:
+            return e_step(data, params).resp
+    _, means, covs, prec = gaussian_parameters_and_precisions(data.features, resp, reg_covar,
+                                                              estep.moments)
     keep = estep.counts.sum(axis=1) < DEAD_MASS
     if fixed_components is not None:
         keep = keep | np.asarray(fixed_components, dtype=bool)
@@ -392,8 +497,10 @@ class EMResult:
     ----------
     params : PRBFParams
         Final parameters.
-    estep : EStep
-        E-step of the final parameters (responsibilities for a subsequent split).
+    estep : EStep  (property)
+        E-step of the final parameters (responsibilities for a subsequent split).  When the
+        loop's last E-step was blocked (:func:`blocked_e_step`), the whole one is computed on
+        first access, with the same bits.
     loglik_history : ndarray (n_iter + 1,)
         000 eq 17 after initialisation and after each M-step (non-decreasing up to the effect
         of ``reg_covar``).
@@ -403,10 +510,18 @@ class EMResult:
     """
 
     params: PRBFParams
-    estep: EStep
+    last_estep: EStep = field(repr=False)
     loglik_history: np.ndarray
     converged: bool
     n_iter: int
+    data: PRBFData | None = field(default=None, repr=False)
+    spent: EStep | None = field(default=None, repr=False)
+
+    @cached_property
+    def estep(self) -> EStep:
+        if self.last_estep.resp is not None:
+            return self.last_estep
+        return e_step(self.data, self.params, reuse=self.spent)
 
     @property
     def loglik(self) -> float:
@@ -424,6 +539,9 @@ def run_em(data: PRBFData, params: PRBFParams, *, tol: float = 1e-4, max_iter: i
            reg_covar: float = 1e-6, update_priors: bool | None = None,
            fixed_components: np.ndarray | None = None) -> EMResult:
     """Iterate E and M steps until the log-likelihood stops changing.
+
+    The E-steps after the first run one block of rows at a time where that gives the same
+    bits (:func:`blocked_e_step`); the result's E-step is then computed when first read.
 
     Parameters
     ----------
@@ -443,18 +561,22 @@ def run_em(data: PRBFData, params: PRBFParams, *, tol: float = 1e-4, max_iter: i
     EMResult
     """
     n = max(data.n_samples, 1)
-    est = e_step(data, params)
+    est = spent = e_step(data, params)
+    blocks = e_step_blocks(data, params.n_components) if max_iter > 0 else None
     history = [est.loglik]
     converged = False
     it = 0
     for it in range(1, max_iter + 1):  # noqa: B007
         params = m_step(data, est, params, reg_covar, update_priors, fixed_components)
-        est = e_step(data, params, reuse=est)
+        est = blocked_e_step(data, params, blocks) or e_step(data, params, reuse=spent)
+        if est.resp is not None:
+            spent = est
         history.append(est.loglik)
         if has_converged(history[-1] - history[-2], n, tol):
             converged = True
             break
-    return EMResult(params, est, np.asarray(history), converged, it if max_iter > 0 else 0)
+    return EMResult(params, est, np.asarray(history), converged, it if max_iter > 0 else 0,
+                    data, spent if spent is not est else None)
 
 
 # --------------------------------------------------------------------------------------------

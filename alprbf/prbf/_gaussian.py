@@ -39,7 +39,7 @@ does).  If round-off makes a covariance numerically indefinite,
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 from scipy.linalg import solve_triangular
@@ -289,6 +289,39 @@ def estimate_log_gaussian_prob(X: np.ndarray | None, means: np.ndarray,
     """
     f = _as_features(X, covariance_type, features)
     n, d = f.X.shape
+    pc = np.asarray(precisions_cholesky, dtype=np.float64)
+    BT, muc, log_det = log_prob_coefficients(f, means, pc, covariance_type)
+    outT = np.empty((BT.shape[0], n)) if out is None else out
+    if f.ZT is not None:
+        np.matmul(BT, f.ZT, out=outT)
+    else:
+        for rows, ZTb in f.blocks():
+            np.matmul(BT, ZTb, out=outT[:, rows])
+    limit = _accurate_radius(muc, pc, covariance_type)
+    for j in np.flatnonzero(f.radius > limit):   # only rows beyond the radius lose accuracy
+        rows = np.flatnonzero(f.row_norms > limit[j])
+        quad = _direct_quad(f.Xc[rows] - muc[j], pc[j], covariance_type)
+        outT[j, rows] = -0.5 * (d * _LOG_2PI + quad) + log_det[j]
+    return outT.T
+
+
+def log_prob_coefficients(features: GaussianFeatures, means: np.ndarray,
+                          precisions_cholesky: np.ndarray, covariance_type: str
+                          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The (M, n_design) matrix ``BT`` with ``log N(x_i; mu_j, Sigma_j) = (BT @ ZT)[j, i]``
+    (``ZT`` the design of ``features``); accurate where :func:`expansion_is_accurate` says so
+    (:func:`estimate_log_gaussian_prob` evaluates the other rows directly).
+
+    Returns
+    -------
+    BT : ndarray (M, n_design), C-contiguous
+    muc : ndarray (M, d)
+        Means relative to the design's centre.
+    log_det : ndarray (M,)
+        ``log det`` of the precision Cholesky factors.
+    """
+    f = features
+    d = f.X.shape[1]
     muc = np.asarray(means, dtype=np.float64) - f.center
     M = muc.shape[0]
     pc = np.asarray(precisions_cholesky, dtype=np.float64)
@@ -311,19 +344,16 @@ def estimate_log_gaussian_prob(X: np.ndarray | None, means: np.ndarray,
     B[q:q + d] = Pm.T
     log_det = log_det_cholesky(pc, covariance_type, d)
     B[-1] = -0.5 * np.einsum("ja,ja->j", muc, Pm) - 0.5 * d * _LOG_2PI + log_det
-    BT = np.ascontiguousarray(B.T)
-    outT = np.empty((M, n)) if out is None else out
-    if f.ZT is not None:
-        np.matmul(BT, f.ZT, out=outT)
-    else:
-        for rows, ZTb in f.blocks():
-            np.matmul(BT, ZTb, out=outT[:, rows])
-    limit = _accurate_radius(muc, pc, covariance_type)
-    for j in np.flatnonzero(f.radius > limit):   # only rows beyond the radius lose accuracy
-        rows = np.flatnonzero(f.row_norms > limit[j])
-        quad = _direct_quad(f.Xc[rows] - muc[j], pc[j], covariance_type)
-        outT[j, rows] = -0.5 * (d * _LOG_2PI + quad) + log_det[j]
-    return outT.T
+    return np.ascontiguousarray(B.T), muc, log_det
+
+
+def expansion_is_accurate(features: GaussianFeatures, means: np.ndarray,
+                          precisions_cholesky: np.ndarray, covariance_type: str) -> bool:
+    """Whether every row lies within the radius where :func:`log_prob_coefficients` is
+    accurate for every component (no row needs the direct evaluation)."""
+    muc = np.asarray(means, dtype=np.float64) - features.center
+    limit = _accurate_radius(muc, precisions_cholesky, covariance_type)
+    return not np.any(features.radius > limit)
 
 
 ROUNDOFF_TOL = 1e-8
@@ -437,7 +467,8 @@ def parameters_from_moments(features: GaussianFeatures, moments: np.ndarray,
     return nk, mc + f.center, cov
 
 
-def gaussian_parameters_and_precisions(features: GaussianFeatures, resp: np.ndarray,
+def gaussian_parameters_and_precisions(features: GaussianFeatures,
+                                       resp: np.ndarray | Callable[[], np.ndarray],
                                        reg_covar: float, moments: np.ndarray | None = None
                                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """:func:`estimate_gaussian_parameters` + :func:`compute_precision_cholesky`, accurate.
@@ -454,7 +485,9 @@ def gaussian_parameters_and_precisions(features: GaussianFeatures, resp: np.ndar
     Parameters
     ----------
     features : GaussianFeatures
-    resp : ndarray (n, M)
+    resp : ndarray (n, M), or a function of no argument returning it
+        Read only for components whose expanded-form moments are inaccurate (rare); a
+        function is called only then.
     reg_covar : float
     moments : ndarray (M, n_design + 1 + e), optional
         ``weighted_moments(features, resp)`` when the caller has it already (the E-step does).
@@ -465,6 +498,7 @@ def gaussian_parameters_and_precisions(features: GaussianFeatures, resp: np.ndar
     """
     ct = features.covariance_type
     if moments is None:
+        resp = resp() if callable(resp) else resp
         moments = weighted_moments(features, resp)
     nk, means, covs = parameters_from_moments(features, moments, reg_covar)
     prec = compute_precision_cholesky(covs, ct)
@@ -472,6 +506,8 @@ def gaussian_parameters_and_precisions(features: GaussianFeatures, resp: np.ndar
     extent = np.sqrt(moments[:, features.n_design] / np.maximum(nk, 1e-300))
     bad = np.flatnonzero(extent > _accurate_radius(muc, prec, ct))
     if len(bad):
+        if callable(resp):
+            resp = resp()
         for j in bad:
             covs[j] = _direct_covariance(features.Xc - muc[j], resp[:, j], nk[j], reg_covar, ct)
         prec[bad] = compute_precision_cholesky(covs[bad], ct)

@@ -1,0 +1,179 @@
+"""The blocked E-step (alprbf.prbf._gemm_blocks, blocked_e_step): same bits as the whole one."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+from itertools import pairwise
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from threadpoolctl import threadpool_limits
+
+import alprbf.prbf._em as em
+from alprbf.prbf import e_step, fit_em, initialize_params, prepare_data, run_em
+from alprbf.prbf._gemm_blocks import _probe_rows, blocked_moments, gemm_k_blocks, k_partition
+
+CTS = ("full", "diag", "spherical")
+
+
+@pytest.fixture(autouse=True)
+def _one_blas_thread():
+    # as every task runs (alprbf.execution); the blocked E-step needs it
+    with threadpool_limits(limits=1):
+        yield
+
+
+def test_no_blocks_while_the_blas_runs_several_threads():
+    with threadpool_limits(limits=2):
+        assert gemm_k_blocks(45, 270, 33, 8793) is None
+
+
+def test_k_partition_follows_openblas_rule_by_hand():
+    # blocks of Q while 2Q remain; then a rest above Q is halved, rounded up to U
+    assert k_partition(200, 256, 4) == (0, 200)
+    assert k_partition(300, 256, 4) == (0, 152, 300)          # 150 -> 152
+    assert k_partition(600, 256, 4) == (0, 256, 428, 600)     # 344: 172, 172
+    assert k_partition(700, 256, 4) == (0, 256, 480, 700)     # 444: 222 -> 224
+    b = k_partition(8793, 256, 4)
+    assert b[-4:] == (8192, 8448, 8620, 8793) and len(b) == 36
+    assert all(hi - lo == 256 for lo, hi in pairwise(b[:-3]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(n=st.integers(512, 50_000), q=st.sampled_from([192, 256, 384]),
+       u=st.sampled_from([4, 16]))
+def test_probe_rows_have_every_block_size_of_the_real_rows(n, q, u):
+    def sizes(b):
+        return {hi - lo for lo, hi in pairwise(b)}
+    assume(n >= 2 * q)                 # gemm_k_blocks asks no fewer rows
+    probe = _probe_rows(n, q)
+    assert 2 * q <= probe < 3 * q
+    assert sizes(k_partition(n, q, u)) == sizes(k_partition(probe, q, u))
+    assert k_partition(n, q, u)[-1] == n
+
+
+def test_blocked_moments_is_the_whole_product_where_the_probe_says_so():
+    rng = np.random.default_rng(0)
+    a, rT = rng.normal(size=(13, 1500)), rng.random((37, 1500))
+    bounds = gemm_k_blocks(13, 37, 9, 1500)
+    if bounds is None:       # this BLAS splits differently: the E-step keeps whole products
+        assert em.e_step_blocks(_data(1500, 4, "diag"), 37, min_entries=0) is None
+        return
+    assert np.array_equal(blocked_moments(a, rT, bounds), a @ rT.T)
+
+
+def _data(n, d, ct, labeled=60, seed=0):
+    rng = np.random.default_rng(seed)
+    centers = rng.normal(scale=3.0, size=(4, d))
+    codes = rng.integers(0, 4, size=n)
+    X = centers[codes] + rng.normal(size=(n, d))
+    y = np.full(n, np.nan)
+    y[:labeled] = codes[:labeled]
+    return prepare_data(X, y, 4, ct)
+
+
+def _same(a, b):
+    a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
+    return a.shape == b.shape and np.array_equal(a.view(np.uint8), b.view(np.uint8))
+
+
+def _blocked_equals_whole(ct, n=1400):
+    """Compare the blocked and whole E-steps of a few EM iterations; the blocks used."""
+    data = _data(n, 5, ct)
+    p = initialize_params(data, 9, reg_covar=1e-4, random_state=1)
+    p = run_em(data, p, tol=0.0, max_iter=3, reg_covar=1e-4).params
+    blocks = em.e_step_blocks(data, 9, min_entries=0)
+    if blocks is None:
+        return None
+    got, want = em.blocked_e_step(data, p, blocks), e_step(data, p)
+    assert got.log_prob is None and got.resp is None
+    for name in ("log_norm", "moments", "counts", "log_offsets"):
+        assert _same(getattr(got, name), getattr(want, name)), name
+    assert got.loglik == want.loglik and got.loglik_labeled == want.loglik_labeled
+    return [int(b) for b in blocks[0]]
+
+
+@pytest.mark.parametrize("ct", CTS)
+def test_blocked_e_step_has_the_bits_of_e_step(ct):
+    _blocked_equals_whole(ct)     # where this BLAS gives blocks (else None, checked below)
+
+
+@pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"),
+                    reason="the pinned OpenBLAS Haswell kernel exists on x86-64 only")
+def test_blocked_e_step_applies_under_the_kernels_every_command_pins():
+    """In a process with the pinned kernels (alprbf.cpu), the probe finds OpenBLAS's Haswell
+    blocks (Q = 256, U = 4) and the blocked E-step equals the whole one for every type."""
+    code = ("import json, sys; sys.path.insert(0, 'tests'); import test_prbf_blocked as t; "
+            "print(json.dumps([t._blocked_equals_whole(ct) for ct in t.CTS]))")
+    env = {**os.environ, "OPENBLAS_CORETYPE": "Haswell", "OPENBLAS_NUM_THREADS": "1",
+           "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True, cwd=os.path.dirname(os.path.dirname(__file__)))
+    bounds = json.loads(out.stdout.strip().splitlines()[-1])
+    assert bounds == [list(k_partition(1400, 256, 4))] * 3
+
+
+@pytest.mark.parametrize("ct", CTS)
+def test_run_em_gives_the_same_bits_with_and_without_blocks(ct, monkeypatch):
+    data = _data(1300, 4, ct, labeled=80, seed=2)
+    monkeypatch.setattr(em, "BLOCKED_MIN_ENTRIES", 0)       # these small arrays too
+    f = data.features
+    assert (em.e_step_blocks(data, 7) is not None
+            or gemm_k_blocks(f.weights_T.shape[0], 7, f.n_design, 1300) is None)
+
+    def fit():
+        return fit_em(data, 7, max_iter=25, reg_covar=1e-4, random_state=3)
+
+    blocked = fit()
+    monkeypatch.setattr(em, "e_step_blocks", lambda data, m: None)
+    whole = fit()
+    for a, b in [(blocked.params.means, whole.params.means),
+                 (blocked.params.covariances, whole.params.covariances),
+                 (blocked.params.weights, whole.params.weights),
+                 (blocked.loglik_history, whole.loglik_history),
+                 (blocked.estep.resp, whole.estep.resp),
+                 (blocked.estep.log_prob, whole.estep.log_prob),
+                 (blocked.estep.moments, whole.estep.moments)]:
+        assert _same(a, b)
+    assert blocked.n_iter == whole.n_iter and blocked.converged == whole.converged
+
+
+def test_run_em_result_estep_is_whole_and_of_the_final_parameters(monkeypatch):
+    monkeypatch.setattr(em, "BLOCKED_MIN_ENTRIES", 0)
+    data = _data(1100, 3, "diag", seed=4)
+    p = initialize_params(data, 6, reg_covar=1e-4, random_state=0)
+    res = run_em(data, p, tol=0.0, max_iter=4, reg_covar=1e-4)
+    assert res.last_estep.resp is None or em.e_step_blocks(data, 6) is None   # was blocked
+    est = res.estep
+    assert est.resp is not None and est.log_prob is not None
+    np.testing.assert_allclose(est.resp.sum(axis=1), 1.0, rtol=1e-12)
+    assert _same(est.resp, e_step(data, res.params).resp)
+    assert res.estep is est                     # computed once
+    assert est.loglik == res.loglik
+
+
+def test_small_problems_keep_the_whole_e_step():
+    data = _data(1000, 3, "diag")
+    assert em.e_step_blocks(data, 5) is None            # 1 000 x 11 entries: in cache
+    assert em.BLOCKED_MIN_ENTRIES > 11 * 1000
+
+
+def test_m_step_of_a_blocked_e_step_needs_no_responsibilities_when_moments_are_accurate():
+    from alprbf.prbf._gaussian import gaussian_parameters_and_precisions
+
+    data = _data(900, 3, "full", seed=6)
+    p = initialize_params(data, 5, reg_covar=1e-4, random_state=0)
+    est = e_step(data, p)
+
+    def never():
+        raise AssertionError("responsibilities read although no component needed them")
+
+    got = gaussian_parameters_and_precisions(data.features, never, 1e-4, est.moments)
+    want = gaussian_parameters_and_precisions(data.features, est.resp, 1e-4, est.moments)
+    assert all(np.array_equal(a, b) for a, b in zip(got, want, strict=True))
