@@ -291,11 +291,12 @@ def e_step(data: PRBFData, params: PRBFParams, log_prob: np.ndarray | None = Non
     # offsets: log pi_{j, y} for a labeled row, log w_j for an unlabeled one (table column K),
     # added, normalised and exponentiated in one compiled pass (bit-identical to the NumPy
     # expressions it replaced; see _normalize)
-    table = _offset_table(params)
+    w = mixture_weights(params)
+    table = _offset_table(params, w)
     log_norm, respT = normalize_with_offsets(lpT, table, data.codes_ext, bufs[1],
                                              data.offset_groups)
     moments = weighted_moments(data.features, respT.T)
-    return _finish_e_step(data, params, table, log_prob, respT.T, log_norm, moments)
+    return _finish_e_step(data, params, w, table, log_prob, respT.T, log_norm, moments)
 
 
 def blocked_e_step(data: PRBFData, params: PRBFParams,
@@ -322,14 +323,16 @@ def blocked_e_step(data: PRBFData, params: PRBFParams,
         evaluation of :func:`~alprbf.prbf._gaussian.estimate_log_gaussian_prob`): call
         :func:`e_step`.
     """
+    if blocks is None:
+        return None
     f = data.features
-    if blocks is None or not expansion_is_accurate(f, params.means, params.precisions_cholesky,
-                                                   params.covariance_type):
+    pc, ct = params.precisions_cholesky, params.covariance_type
+    BT, muc, _ = log_prob_coefficients(f, params.means, pc, ct)
+    if not expansion_is_accurate(f, muc, pc, ct):
         return None
     bounds, groups = blocks
-    BT, _, _ = log_prob_coefficients(f, params.means, params.precisions_cholesky,
-                                     params.covariance_type)
-    table = _offset_table(params)
+    w = mixture_weights(params)
+    table = _offset_table(params, w)
     M = params.n_components
     widest = max(hi - lo for lo, hi in pairwise(bounds))
     lp_buf, resp_buf = np.empty(M * widest), np.empty(M * widest)
@@ -342,7 +345,7 @@ def blocked_e_step(data: PRBFData, params: PRBFParams,
         log_norm[lo:hi], _ = normalize_with_offsets(lpT, table, data.codes_ext[lo:hi], respT,
                                                     group)
         total += f.weights_T[:, lo:hi] @ respT.T       # the whole product's running sum
-    return _finish_e_step(data, params, table, None, None, log_norm, total.T)
+    return _finish_e_step(data, params, w, table, None, None, log_norm, total.T)
 
 
 BLOCKED_MIN_ENTRIES = 1 << 19
@@ -357,20 +360,17 @@ whatever M: each block of it is then read from cache by the second product (full
 M = 20: 28-29 ms against 30 ms)."""
 
 
-def e_step_blocks(data: PRBFData, n_components: int, min_entries: int | None = None
-                  ) -> tuple[tuple[int, ...], list] | None:
+def e_step_blocks(data: PRBFData, n_components: int) -> tuple[tuple[int, ...], list] | None:
     """Row blocks for :func:`blocked_e_step` (bounds and each block's
     :func:`~alprbf.prbf._normalize.common_code`), or ``None`` where it does not apply: no
-    cached design, small arrays (fewer than ``min_entries``, default
-    :data:`BLOCKED_MIN_ENTRIES`, in the (M, n) ones and fewer than :data:`BLOCKED_MIN_DESIGN`
-    in the design), too few rows, or a BLAS whose blocked products differ from its whole ones
-    (:func:`~alprbf.prbf._gemm_blocks.gemm_k_blocks`); ``min_entries=0`` blocks any size."""
+    cached design, small arrays (fewer than :data:`BLOCKED_MIN_ENTRIES` in the (M, n) ones and
+    fewer than :data:`BLOCKED_MIN_DESIGN` in the design), too few rows, or a BLAS whose blocked
+    products differ from its whole ones (:func:`~alprbf.prbf._gemm_blocks.gemm_k_blocks`)."""
     f = data.features
     if f.weights_T is None:
         return None
-    floor = BLOCKED_MIN_ENTRIES if min_entries is None else min_entries
-    n = data.n_samples
-    if n_components * n < floor and f.weights_T.size < BLOCKED_MIN_DESIGN:
+    if (n_components * data.n_samples < BLOCKED_MIN_ENTRIES
+            and f.weights_T.size < BLOCKED_MIN_DESIGN):
         return None
     bounds = gemm_k_blocks(f.weights_T.shape[0], n_components, f.n_design, data.n_samples)
     if bounds is None:
@@ -380,16 +380,17 @@ def e_step_blocks(data: PRBFData, n_components: int, min_entries: int | None = N
     return bounds, groups
 
 
-def _offset_table(params: PRBFParams) -> np.ndarray:
-    """(M, K+1): ``log pi_jk`` (columns ``0..K-1``) and ``log w_j`` (column ``K``)."""
+def _offset_table(params: PRBFParams, w: np.ndarray) -> np.ndarray:
+    """(M, K+1): ``log pi_jk`` (columns ``0..K-1``) and ``log w_j`` (column ``K``; ``w`` the
+    :func:`mixture_weights`)."""
     K = params.n_classes
     table = np.empty((params.n_components, K + 1))
     table[:, :K] = safe_log(params.weights)
-    table[:, K] = safe_log(mixture_weights(params))
+    table[:, K] = safe_log(w)
     return table
 
 
-def _finish_e_step(data: PRBFData, params: PRBFParams, table: np.ndarray,
+def _finish_e_step(data: PRBFData, params: PRBFParams, w: np.ndarray, table: np.ndarray,
                    log_prob: np.ndarray | None, resp: np.ndarray | None, log_norm: np.ndarray,
                    moments: np.ndarray) -> EStep:
     """Class counts and likelihoods from an E-step's normaliser and moments."""
@@ -407,7 +408,6 @@ def _finish_e_step(data: PRBFData, params: PRBFParams, table: np.ndarray,
     loglik = loglik_labeled + float(data.class_counts @ np.where(data.class_counts > 0,
                                                                  log_prior, 0.0))
     if data.n_unlabeled:
-        w = mixture_weights(params)
         with np.errstate(divide="ignore", invalid="ignore"):
             c = params.weights * params.class_priors / w[:, None]   # c_jk, (M, K)
         c[~np.isfinite(c)] = 0.0
@@ -515,13 +515,12 @@ class EMResult:
     converged: bool
     n_iter: int
     data: PRBFData | None = field(default=None, repr=False)
-    spent: EStep | None = field(default=None, repr=False)
 
     @cached_property
     def estep(self) -> EStep:
         if self.last_estep.resp is not None:
             return self.last_estep
-        return e_step(self.data, self.params, reuse=self.spent)
+        return e_step(self.data, self.params)
 
     @property
     def loglik(self) -> float:
@@ -576,7 +575,7 @@ def run_em(data: PRBFData, params: PRBFParams, *, tol: float = 1e-4, max_iter: i
             converged = True
             break
     return EMResult(params, est, np.asarray(history), converged, it if max_iter > 0 else 0,
-                    data, spent if spent is not est else None)
+                    data)
 
 
 # --------------------------------------------------------------------------------------------

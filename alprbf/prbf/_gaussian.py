@@ -347,13 +347,13 @@ def log_prob_coefficients(features: GaussianFeatures, means: np.ndarray,
     return np.ascontiguousarray(B.T), muc, log_det
 
 
-def expansion_is_accurate(features: GaussianFeatures, means: np.ndarray,
+def expansion_is_accurate(features: GaussianFeatures, muc: np.ndarray,
                           precisions_cholesky: np.ndarray, covariance_type: str) -> bool:
     """Whether every row lies within the radius where :func:`log_prob_coefficients` is
-    accurate for every component (no row needs the direct evaluation)."""
-    muc = np.asarray(means, dtype=np.float64) - features.center
-    limit = _accurate_radius(muc, precisions_cholesky, covariance_type)
-    return not np.any(features.radius > limit)
+    accurate for every component (no row needs the direct evaluation); ``muc`` are the means
+    relative to the design's centre, as :func:`log_prob_coefficients` returns them."""
+    return not np.any(features.radius > _accurate_radius(muc, precisions_cholesky,
+                                                         covariance_type))
 
 
 ROUNDOFF_TOL = 1e-8
