@@ -47,6 +47,13 @@ def path(request, monkeypatch):
     return request.param
 
 
+@pytest.fixture(params=[True, False], ids=["vector", "scalar"], autouse=True)
+def compaction(request, monkeypatch):
+    """And both ways to compact the survivors: eight at a time and one at a time."""
+    monkeypatch.setattr(_normalize, "use_vector_compaction", lambda: request.param)
+    return request.param
+
+
 def assert_bits_equal(got, want):
     for g, w in zip(got, want, strict=True):
         assert g.shape == w.shape

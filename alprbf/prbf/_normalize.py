@@ -28,9 +28,11 @@ What is gained (evidence: docs/notes.md, 'Fused E-step'):
 * no exponential is taken of an entry below ``CLIP``, whose result would be flushed anyway.
   Late in a QBC fold (pen digits, 270 components) 85 % of the entries are such, and their
   exponentials were the largest part of the E-step.  A block whose survivors are fewer than
-  :func:`sparse_threshold` of its entries copies them to a buffer, takes their exponentials
-  there and places them back; a denser block takes the exponentials of all its entries.  Both
-  give the same bits.
+  :func:`sparse_threshold` of its entries copies them to a buffer (eight at a time where the
+  CPU can: :mod:`~alprbf.prbf._compress`), takes their exponentials there and places them
+  back; a denser block takes the exponentials of all its entries, after a shift pass that
+  only counts the survivors (a block predicted dense that turns out sparse is compacted from
+  it).  Both give the same bits.
 * when most rows share one offset column (unlabeled rows), the offsets are one broadcast
   addition plus a pass over the other rows, instead of a gather;
 * the offset log densities ``w`` live in a buffer of one block of columns, not in an (M, n)
@@ -47,6 +49,7 @@ import time
 import numba
 import numpy as np
 
+from ._compress import SLACK, row_compact, row_gather, use_vector_compaction
 from ._exp import exp_inplace
 
 BLOCK_ENTRIES = 1 << 16
@@ -97,14 +100,13 @@ def _row_offset_common(lp, t, w, m, first):  # pragma: no cover - compiled
 
 
 @_jit
-def _row_shift(w, m, r, buf, idx, k, dense):  # pragma: no cover - compiled
+def _row_shift(w, m, r):  # pragma: no cover - compiled
+    """``r = max(w - m, CLIP)``; returns how many entries are above ``CLIP`` (or nan)."""
+    k = 0
     for i in range(len(w)):
         e = w[i] - m[i]
         e = e if not e < CLIP else CLIP            # nan stays nan, as in np.maximum
-        if dense:
-            r[i] = e
-        buf[k] = e                                 # written always, kept only if counted
-        idx[k] = i                                 # (no branch to mispredict)
+        r[i] = e
         k += not e <= CLIP
     return k
 
@@ -160,19 +162,39 @@ def _offsets(lpT, table, codes, common, odd, wb, m, lo, hi):  # pragma: no cover
 
 
 @_jit
-def _shift(wb, m, respT, lo, hi, buf, idx, starts, dense):  # pragma: no cover - compiled
+def _shift(wb, m, respT, lo, hi, buf, idx, starts, dense,
+           vector):  # pragma: no cover - compiled
     """``e = max(wb - m, CLIP)`` on columns ``lo:hi`` (``wb`` holds those columns from 0, as
-    :func:`_offsets` leaves them; ``m`` made finite first), into ``respT`` when ``dense``; the
-    entries above ``CLIP`` (or nan) always into ``buf``, in order, with their column offset
-    in ``idx`` and each component's first index in ``starts``.  Returns how many there are."""
+    :func:`_offsets` leaves them; ``m`` made finite first).  Returns how many entries are
+    above ``CLIP`` (or nan).
+
+    ``dense``: ``e`` into ``respT`` (a vectorised pass; :func:`_gather` compacts it later if
+    the block turns out sparse).  Otherwise only the entries above ``CLIP`` into ``buf``, in
+    order, with their column offset in ``idx`` and each component's first index in
+    ``starts`` (eight at a time with ``vector``: :mod:`~alprbf.prbf._compress`)."""
     for i in range(lo, hi):
         if not math.isfinite(m[i]):
             m[i] = 0.0
     k = 0
     for j in range(wb.shape[0]):
-        starts[j] = k
-        k = _row_shift(wb[j, :hi - lo], m[lo:hi], respT[j, lo:hi], buf, idx, k, dense)
+        if dense:
+            k += _row_shift(wb[j, :hi - lo], m[lo:hi], respT[j, lo:hi])
+        else:
+            starts[j] = k
+            k = row_compact(wb[j, :hi - lo], m[lo:hi], buf, idx, k, vector)
     starts[wb.shape[0]] = k
+    return k
+
+
+@_jit
+def _gather(respT, lo, hi, buf, idx, starts, vector):  # pragma: no cover - compiled
+    """What :func:`_shift` leaves in ``buf``, ``idx`` and ``starts`` without ``dense``, from
+    the shifted block it wrote into ``respT`` with it (same values)."""
+    k = 0
+    for j in range(respT.shape[0]):
+        starts[j] = k
+        k = row_gather(respT[j, lo:hi], buf, idx, k, vector)
+    starts[respT.shape[0]] = k
     return k
 
 
@@ -256,20 +278,23 @@ def normalize_with_offsets(lpT: np.ndarray, table: np.ndarray, codes: np.ndarray
     threshold = sparse_threshold()
     cols = min(max(MIN_COLUMNS, BLOCK_ENTRIES // M), n)
     wb = np.empty((M, cols))                       # the offset log densities of one block
-    buf = np.empty(M * cols + 1)                   # one spare slot for the branch-free stores
+    buf = np.empty(M * cols + SLACK)               # spare slots for the branch-free stores
     idx = np.empty(len(buf), dtype=np.int64)
+    vector = use_vector_compaction()
     starts = np.empty(M + 1, dtype=np.int64)
     dense = True                                   # write the dense block (predicted)
     for lo in range(0, n, cols):
         hi = min(n, lo + cols)
         if _offsets(lpT, table, codes, common, odd, wb, m, lo, hi):
             m[lo:hi] = wb[:, :hi - lo].max(axis=0)
-        k = _shift(wb, m, respT, lo, hi, buf, idx, starts, dense)
+        k = _shift(wb, m, respT, lo, hi, buf, idx, starts, dense, vector)
         was_dense, dense = dense, k >= threshold * M * (hi - lo)
         if was_dense and dense:
             exp_inplace(respT, lo, hi)
             _normalize_dense(respT, lo, hi, s, inv)
         else:                                      # the survivors only (always valid)
+            if was_dense:                          # a sparse block predicted dense
+                _gather(respT, lo, hi, buf, idx, starts, vector)
             exp_inplace(buf[:k])
             _normalize_compacted(respT, lo, hi, buf, idx, starts, s, inv)
     with np.errstate(divide="ignore"):
@@ -326,7 +351,8 @@ def _single_row(lpT, table, codes, respT):
 def sparse_threshold() -> float:
     """Surviving fraction below which compacting the arguments of ``exp`` pays, for this process.
 
-    Compacting costs a store per entry and an indexed store per survivor; it saves the
+    Compacting costs a pass over the entries (:mod:`~alprbf.prbf._compress`) and an indexed
+    store per survivor; it saves the
     exponentials of the entries that would be flushed.  NumPy's ``exp`` costs about 1 ns per
     value with its AVX-512 loop; where NumPy calls the C library's (AVX2 machines, and the
     pinned kernels of :mod:`alprbf.cpu`) the compiled copy of it (:mod:`~alprbf.prbf._exp`)
@@ -343,17 +369,18 @@ def sparse_threshold() -> float:
     every = np.linspace(-5.0, 0.0, M * n).reshape(M, n)
     m, s, inv = np.zeros(n), np.empty(n), np.empty(n)
     r = np.empty((M, n))
-    buf = np.empty(M * n + 1)
-    idx = np.empty(M * n + 1, dtype=np.int64)
+    buf = np.empty(M * n + SLACK)
+    idx = np.empty(M * n + SLACK, dtype=np.int64)
+    vector = use_vector_compaction()
     starts = np.empty(M + 1, dtype=np.int64)
 
     def dense():
-        _shift(every, m, r, 0, n, buf, idx, starts, True)
+        _shift(every, m, r, 0, n, buf, idx, starts, True, vector)
         exp_inplace(r)
         _normalize_dense(r, 0, n, s, inv)
 
     def compacted(w):
-        k = _shift(w, m, r, 0, n, buf, idx, starts, False)
+        k = _shift(w, m, r, 0, n, buf, idx, starts, False, vector)
         exp_inplace(buf[:k])
         _normalize_compacted(r, 0, n, buf, idx, starts, s, inv)
 

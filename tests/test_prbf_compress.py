@@ -1,0 +1,70 @@
+"""The eight-lane compaction of surviving entries against the one-entry loop and a NumPy oracle."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from alprbf.prbf import _compress, _normalize
+from alprbf.prbf._compress import SLACK, row_compact, row_gather
+
+
+def oracle(w, m):
+    """Survivors of ``max(w - m, CLIP)`` (``not e <= CLIP``: above it, or nan) and their indices."""
+    e = w - m
+    e = np.where(e < _compress.CLIP, _compress.CLIP, e)
+    keep = ~(e <= _compress.CLIP)
+    return e[keep], np.flatnonzero(keep)
+
+
+def values(rng, n, p_keep):
+    """Entries around the clip: survivors, flushed ones, exact boundary values, -inf and nan."""
+    w = np.where(rng.random(n) < p_keep, rng.uniform(-460.9, 0.0, n),
+                 rng.uniform(-2000.0, -461.0, n))
+    special = rng.random(n)
+    w[special < 0.05] = _compress.CLIP
+    w[(special >= 0.05) & (special < 0.08)] = -np.inf
+    w[(special >= 0.08) & (special < 0.10)] = np.nan
+    w[(special >= 0.10) & (special < 0.12)] = np.nextafter(_compress.CLIP, 0.0)
+    return w
+
+
+def bits(a):
+    return np.ascontiguousarray(a).view(np.int64)
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(0, 70), start=st.integers(0, 9), p_keep=st.sampled_from([0.0, 0.1, 0.9, 1.0]),
+       seed=st.integers(0, 2**32 - 1))
+def test_both_forms_give_the_oracle(n, start, p_keep, seed):
+    rng = np.random.default_rng(seed)
+    w = values(rng, n, p_keep)
+    m = np.where(rng.random(n) < 0.5, 0.0, rng.uniform(-3.0, 3.0, n))
+    want_e, want_i = oracle(w, m)
+    for vector in (True, False):
+        buf = np.full(start + n + SLACK, 7.0)
+        idx = np.full(start + n + SLACK, -1, dtype=np.int64)
+        k = row_compact(w, m, buf, idx, start, vector)
+        assert k == start + len(want_e)
+        np.testing.assert_array_equal(bits(buf[start:k]), bits(want_e))
+        np.testing.assert_array_equal(idx[start:k], want_i)
+        assert (buf[:start] == 7.0).all() and (idx[:start] == -1).all()   # before k untouched
+        # the same from the shifted values (a dense block that turned out sparse)
+        shifted = np.where(w - m < _compress.CLIP, _compress.CLIP, w - m)
+        buf2 = np.empty_like(buf)
+        idx2 = np.empty_like(idx)
+        k2 = row_gather(shifted, buf2, idx2, start, vector)
+        assert k2 == k
+        np.testing.assert_array_equal(bits(buf2[start:k2]), bits(want_e))
+        np.testing.assert_array_equal(idx2[start:k2], want_i)
+
+
+def test_clip_is_the_normalisation_clip():
+    assert _compress.CLIP == _normalize.CLIP
+
+
+def test_choice_is_measured_once():
+    first = _compress.use_vector_compaction()
+    assert isinstance(first, bool)
+    assert _compress.use_vector_compaction() is first
