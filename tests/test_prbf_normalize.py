@@ -168,3 +168,25 @@ def test_compiled_exp_gives_the_c_library_bits(M, n, T, spread, common, seed):
         mp.setattr(_exp, "use_compiled_exp", lambda: True)
         got = ours(lpT, table, codes)
     assert_bits_equal(got, reference(lpT, table, codes, exp=libm_exp))
+
+
+def test_a_workspace_shared_by_calls_changes_nothing():
+    # blocks alternately dense and sparse, so that the guess carried over is sometimes wrong
+    rng = np.random.default_rng(5)
+    M, n = 30, 200
+    ws = _normalize.NormalizeWorkspace(M, n)
+    for spread in (0.1, 3000.0, 3000.0, 0.1, 300.0, 0.1):
+        width = int(rng.integers(2, n + 1))
+        lpT, table, codes = case(rng, M, width, 4, spread, 0.05, 0.9)
+        got = ours(lpT, table, codes, workspace=ws)
+        assert_bits_equal(got, reference(lpT, table, codes))
+
+
+def test_a_workspace_too_small_is_an_error():
+    ws = _normalize.NormalizeWorkspace(3, 10)
+    with pytest.raises(ValueError, match="at most 10 columns"):
+        normalize_with_offsets(np.zeros((3, 11)), np.zeros((3, 1)), np.zeros(11, dtype=np.int64),
+                               workspace=ws)
+    with pytest.raises(ValueError, match="3 components"):
+        normalize_with_offsets(np.zeros((4, 5)), np.zeros((4, 1)), np.zeros(5, dtype=np.int64),
+                               workspace=ws)

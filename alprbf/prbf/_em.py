@@ -55,7 +55,13 @@ from ._gaussian import (
     weighted_moments,
 )
 from ._gemm_blocks import gemm_k_blocks
-from ._normalize import common_code, exp_flushed, normalize_with_offsets, weighted_logits
+from ._normalize import (
+    NormalizeWorkspace,
+    common_code,
+    exp_flushed,
+    normalize_with_offsets,
+    weighted_logits,
+)
 from ._params import PRBFParams
 
 DEAD_MASS = 1e-10
@@ -336,6 +342,7 @@ def blocked_e_step(data: PRBFData, params: PRBFParams,
     M = params.n_components
     widest = max(hi - lo for lo, hi in pairwise(bounds))
     lp_buf, resp_buf = np.empty(M * widest), np.empty(M * widest)
+    workspace = NormalizeWorkspace(M, widest)
     log_norm = np.empty(data.n_samples)
     total = np.zeros((f.weights_T.shape[0], M))
     for (lo, hi), group in zip(pairwise(bounds), groups, strict=True):
@@ -343,7 +350,7 @@ def blocked_e_step(data: PRBFData, params: PRBFParams,
         respT = resp_buf[:M * (hi - lo)].reshape(M, hi - lo)
         np.matmul(BT, f.ZT[:, lo:hi], out=lpT)
         log_norm[lo:hi], _ = normalize_with_offsets(lpT, table, data.codes_ext[lo:hi], respT,
-                                                    group)
+                                                    group, workspace)
         total += f.weights_T[:, lo:hi] @ respT.T       # the whole product's running sum
     return _finish_e_step(data, params, w, table, None, None, log_norm, total.T)
 

@@ -234,9 +234,41 @@ def _normalize_compacted(respT, lo, hi, buf, idx, starts, s, inv):  # pragma: no
             respT[j, i] = buf[t] * inv[i]
 
 
+class NormalizeWorkspace:
+    """Buffers of :func:`normalize_with_offsets` kept from call to call, for an E-step taken
+    one block of rows at a time (one call per block): they are allocated once, and the guess
+    of whether a block is dense carries over from one call's last column block to the next
+    call's first, where it would otherwise start at "dense" every time.
+
+    Parameters
+    ----------
+    n_components : int
+        ``M`` of every call.
+    n_columns : int
+        The most columns of any call.
+    """
+
+    def __init__(self, n_components: int, n_columns: int):
+        M, n = n_components, n_columns
+        self.n_components, self.n_columns = M, n
+        self.cols = min(max(MIN_COLUMNS, BLOCK_ENTRIES // M), n)
+        self.m, self.s, self.inv = np.empty(n), np.empty(n), np.empty(n)
+        self.wb = np.empty((M, self.cols))         # the offset log densities of one block
+        self.buf = np.empty(M * self.cols + SLACK)  # spare slots for the branch-free stores
+        self.idx = np.empty(len(self.buf), dtype=np.int64)
+        self.starts = np.empty(M + 1, dtype=np.int64)
+        self.threshold = sparse_threshold()
+        self.vector = use_vector_compaction()
+        self.dense = True                          # the next block's guess
+
+    def fits(self, n_components: int, n_columns: int) -> bool:
+        return n_components == self.n_components and n_columns <= self.n_columns
+
+
 def normalize_with_offsets(lpT: np.ndarray, table: np.ndarray, codes: np.ndarray,
                            respT: np.ndarray | None = None,
-                           groups: tuple[int, np.ndarray] | None = None
+                           groups: tuple[int, np.ndarray] | None = None,
+                           workspace: NormalizeWorkspace | None = None
                            ) -> tuple[np.ndarray, np.ndarray]:
     """Log normaliser and flushed responsibilities of an E-step (see the module doc).
 
@@ -256,6 +288,9 @@ def normalize_with_offsets(lpT: np.ndarray, table: np.ndarray, codes: np.ndarray
     groups : (int, ndarray), optional
         :func:`common_code` of ``codes`` (computed when not given; an EM loop computes it once
         for all its E-steps).
+    workspace : NormalizeWorkspace, optional
+        Buffers to use (with ``M`` components and at least ``n`` columns); allocated for this
+        call when not given.  The results do not depend on it.
 
     Returns
     -------
@@ -273,22 +308,21 @@ def normalize_with_offsets(lpT: np.ndarray, table: np.ndarray, codes: np.ndarray
     if n == 1:
         return _single_row(lpT, table, codes, respT)
     respT = np.empty((M, n)) if respT is None else respT
-    m, s, inv = np.empty(n), np.empty(n), np.empty(n)
+    ws = workspace if workspace is not None else NormalizeWorkspace(M, n)
+    if not ws.fits(M, n):
+        raise ValueError(f"workspace for {ws.n_components} components and at most "
+                         f"{ws.n_columns} columns, given {M} x {n}")
+    m, s, inv = ws.m[:n], ws.s[:n], ws.inv[:n]
+    wb, buf, idx, starts, vector = ws.wb, ws.buf, ws.idx, ws.starts, ws.vector
     common, odd = common_code(codes) if groups is None else groups
-    threshold = sparse_threshold()
-    cols = min(max(MIN_COLUMNS, BLOCK_ENTRIES // M), n)
-    wb = np.empty((M, cols))                       # the offset log densities of one block
-    buf = np.empty(M * cols + SLACK)               # spare slots for the branch-free stores
-    idx = np.empty(len(buf), dtype=np.int64)
-    vector = use_vector_compaction()
-    starts = np.empty(M + 1, dtype=np.int64)
-    dense = True                                   # write the dense block (predicted)
+    cols = min(ws.cols, n)
+    dense = ws.dense                               # write the dense block (predicted)
     for lo in range(0, n, cols):
         hi = min(n, lo + cols)
         if _offsets(lpT, table, codes, common, odd, wb, m, lo, hi):
             m[lo:hi] = wb[:, :hi - lo].max(axis=0)
         k = _shift(wb, m, respT, lo, hi, buf, idx, starts, dense, vector)
-        was_dense, dense = dense, k >= threshold * M * (hi - lo)
+        was_dense, dense = dense, k >= ws.threshold * M * (hi - lo)
         if was_dense and dense:
             exp_inplace(respT, lo, hi)
             _normalize_dense(respT, lo, hi, s, inv)
@@ -297,6 +331,7 @@ def normalize_with_offsets(lpT: np.ndarray, table: np.ndarray, codes: np.ndarray
                 _gather(respT, lo, hi, buf, idx, starts, vector)
             exp_inplace(buf[:k])
             _normalize_compacted(respT, lo, hi, buf, idx, starts, s, inv)
+    ws.dense = dense
     with np.errstate(divide="ignore"):
         log_norm = m + np.log(s)
     return log_norm, respT
