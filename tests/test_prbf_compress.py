@@ -6,15 +6,16 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from alprbf.prbf import _compress, _normalize
-from alprbf.prbf._compress import SLACK, row_compact, row_gather
+from alprbf.prbf import _compress
+from alprbf.prbf._compress import SLACK, row_compact
+from alprbf.prbf._normalize import CLIP
 
 
 def oracle(w, m):
-    """Survivors of ``max(w - m, CLIP)`` (``not e <= CLIP``: above it, or nan) and their indices."""
+    """Survivors of ``max(w - m, CLIP)`` (``not e <= CLIP``: above it, or nan), their indices."""
     e = w - m
-    e = np.where(e < _compress.CLIP, _compress.CLIP, e)
-    keep = ~(e <= _compress.CLIP)
+    e = np.where(e < CLIP, CLIP, e)
+    keep = ~(e <= CLIP)
     return e[keep], np.flatnonzero(keep)
 
 
@@ -23,10 +24,10 @@ def values(rng, n, p_keep):
     w = np.where(rng.random(n) < p_keep, rng.uniform(-460.9, 0.0, n),
                  rng.uniform(-2000.0, -461.0, n))
     special = rng.random(n)
-    w[special < 0.05] = _compress.CLIP
+    w[special < 0.05] = CLIP
     w[(special >= 0.05) & (special < 0.08)] = -np.inf
     w[(special >= 0.08) & (special < 0.10)] = np.nan
-    w[(special >= 0.10) & (special < 0.12)] = np.nextafter(_compress.CLIP, 0.0)
+    w[(special >= 0.10) & (special < 0.12)] = np.nextafter(CLIP, 0.0)
     return w
 
 
@@ -45,23 +46,11 @@ def test_both_forms_give_the_oracle(n, start, p_keep, seed):
     for vector in (True, False):
         buf = np.full(start + n + SLACK, 7.0)
         idx = np.full(start + n + SLACK, -1, dtype=np.int64)
-        k = row_compact(w, m, buf, idx, start, vector)
+        k = row_compact(w, m, buf, idx, start, CLIP, vector)
         assert k == start + len(want_e)
         np.testing.assert_array_equal(bits(buf[start:k]), bits(want_e))
         np.testing.assert_array_equal(idx[start:k], want_i)
         assert (buf[:start] == 7.0).all() and (idx[:start] == -1).all()   # before k untouched
-        # the same from the shifted values (a dense block that turned out sparse)
-        shifted = np.where(w - m < _compress.CLIP, _compress.CLIP, w - m)
-        buf2 = np.empty_like(buf)
-        idx2 = np.empty_like(idx)
-        k2 = row_gather(shifted, buf2, idx2, start, vector)
-        assert k2 == k
-        np.testing.assert_array_equal(bits(buf2[start:k2]), bits(want_e))
-        np.testing.assert_array_equal(idx2[start:k2], want_i)
-
-
-def test_clip_is_the_normalisation_clip():
-    assert _compress.CLIP == _normalize.CLIP
 
 
 def test_choice_is_measured_once():

@@ -30,9 +30,8 @@ What is gained (evidence: docs/notes.md, 'Fused E-step'):
   exponentials were the largest part of the E-step.  A block whose survivors are fewer than
   :func:`sparse_threshold` of its entries copies them to a buffer (eight at a time where the
   CPU can: :mod:`~alprbf.prbf._compress`), takes their exponentials there and places them
-  back; a denser block takes the exponentials of all its entries, after a shift pass that
-  only counts the survivors (a block predicted dense that turns out sparse is compacted from
-  it).  Both give the same bits.
+  back; a denser block takes the exponentials of all its entries.  Which path a block takes
+  is guessed from the block before it (the first is guessed dense); both give the same bits.
 * when most rows share one offset column (unlabeled rows), the offsets are one broadcast
   addition plus a pass over the other rows, instead of a gather;
 * the offset log densities ``w`` live in a buffer of one block of columns, not in an (M, n)
@@ -49,7 +48,7 @@ import time
 import numba
 import numpy as np
 
-from ._compress import SLACK, row_compact, row_gather, use_vector_compaction
+from ._compress import SLACK, row_compact, use_vector_compaction
 from ._exp import exp_inplace
 
 BLOCK_ENTRIES = 1 << 16
@@ -168,10 +167,10 @@ def _shift(wb, m, respT, lo, hi, buf, idx, starts, dense,
     :func:`_offsets` leaves them; ``m`` made finite first).  Returns how many entries are
     above ``CLIP`` (or nan).
 
-    ``dense``: ``e`` into ``respT`` (a vectorised pass; :func:`_gather` compacts it later if
-    the block turns out sparse).  Otherwise only the entries above ``CLIP`` into ``buf``, in
-    order, with their column offset in ``idx`` and each component's first index in
-    ``starts`` (eight at a time with ``vector``: :mod:`~alprbf.prbf._compress`)."""
+    ``dense``: ``e`` into ``respT`` (a pass LLVM vectorises).  Otherwise only the entries
+    above ``CLIP`` into ``buf``, in order, with their column offset in ``idx`` and each
+    component's first index in ``starts`` (eight at a time with ``vector``:
+    :mod:`~alprbf.prbf._compress`)."""
     for i in range(lo, hi):
         if not math.isfinite(m[i]):
             m[i] = 0.0
@@ -181,20 +180,8 @@ def _shift(wb, m, respT, lo, hi, buf, idx, starts, dense,
             k += _row_shift(wb[j, :hi - lo], m[lo:hi], respT[j, lo:hi])
         else:
             starts[j] = k
-            k = row_compact(wb[j, :hi - lo], m[lo:hi], buf, idx, k, vector)
+            k = row_compact(wb[j, :hi - lo], m[lo:hi], buf, idx, k, CLIP, vector)
     starts[wb.shape[0]] = k
-    return k
-
-
-@_jit
-def _gather(respT, lo, hi, buf, idx, starts, vector):  # pragma: no cover - compiled
-    """What :func:`_shift` leaves in ``buf``, ``idx`` and ``starts`` without ``dense``, from
-    the shifted block it wrote into ``respT`` with it (same values)."""
-    k = 0
-    for j in range(respT.shape[0]):
-        starts[j] = k
-        k = row_gather(respT[j, lo:hi], buf, idx, k, vector)
-    starts[respT.shape[0]] = k
     return k
 
 
@@ -257,8 +244,6 @@ class NormalizeWorkspace:
         self.buf = np.empty(M * self.cols + SLACK)  # spare slots for the branch-free stores
         self.idx = np.empty(len(self.buf), dtype=np.int64)
         self.starts = np.empty(M + 1, dtype=np.int64)
-        self.threshold = sparse_threshold()
-        self.vector = use_vector_compaction()
         self.dense = True                          # the next block's guess
 
     def fits(self, n_components: int, n_columns: int) -> bool:
@@ -313,24 +298,23 @@ def normalize_with_offsets(lpT: np.ndarray, table: np.ndarray, codes: np.ndarray
         raise ValueError(f"workspace for {ws.n_components} components and at most "
                          f"{ws.n_columns} columns, given {M} x {n}")
     m, s, inv = ws.m[:n], ws.s[:n], ws.inv[:n]
-    wb, buf, idx, starts, vector = ws.wb, ws.buf, ws.idx, ws.starts, ws.vector
+    wb, buf, idx, starts = ws.wb, ws.buf, ws.idx, ws.starts
+    threshold, vector = sparse_threshold(), use_vector_compaction()
     common, odd = common_code(codes) if groups is None else groups
     cols = min(ws.cols, n)
-    dense = ws.dense                               # write the dense block (predicted)
+    dense = ws.dense                               # this block's guess
     for lo in range(0, n, cols):
         hi = min(n, lo + cols)
         if _offsets(lpT, table, codes, common, odd, wb, m, lo, hi):
             m[lo:hi] = wb[:, :hi - lo].max(axis=0)
         k = _shift(wb, m, respT, lo, hi, buf, idx, starts, dense, vector)
-        was_dense, dense = dense, k >= ws.threshold * M * (hi - lo)
-        if was_dense and dense:
+        if dense:                                  # the exponentials of every entry
             exp_inplace(respT, lo, hi)
             _normalize_dense(respT, lo, hi, s, inv)
-        else:                                      # the survivors only (always valid)
-            if was_dense:                          # a sparse block predicted dense
-                _gather(respT, lo, hi, buf, idx, starts, vector)
+        else:                                      # of the survivors only
             exp_inplace(buf[:k])
             _normalize_compacted(respT, lo, hi, buf, idx, starts, s, inv)
+        dense = k >= threshold * M * (hi - lo)     # the next block's guess
     ws.dense = dense
     with np.errstate(divide="ignore"):
         log_norm = m + np.log(s)
