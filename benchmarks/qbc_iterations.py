@@ -65,10 +65,10 @@ def main() -> None:
     print(f"{len(runs)} members over the first {args.queries} queries of {', '.join(args.only)}"
           f" ({time.perf_counter() - t0:.0f} s); at the iteration cap: "
           f"{sum(not c for _, _, c in runs)}")
-    for tol in args.tol:
-        its = np.array([stop_iteration(h, n, tol) for n, h, _ in runs])
+    counts = {tol: np.array([stop_iteration(h, n, tol) for n, h, _ in runs]) for tol in args.tol}
+    for tol, its in counts.items():
         print(f"  tol {tol:g}: mean {its.mean():.1f}, median {np.median(its):g} iterations")
-    its = np.array([stop_iteration(h, n, args.tol[0]) for n, h, _ in runs])
+    its = counts[args.tol[0]]
     per = max(1, len(its) // 5)
     print("  by fifths of the run (first tol):",
           ", ".join(f"{its[i:i + per].mean():.1f}" for i in range(0, len(its), per)))
