@@ -63,6 +63,7 @@ from ._normalize import (
     weighted_logits,
 )
 from ._params import PRBFParams
+from ._sparse_moments import DENSITY_LIMIT, WIDTH, moments_add, sparse_moments_match
 
 DEAD_MASS = 1e-10
 """A component whose summed responsibility is below this keeps its previous mean/covariance."""
@@ -340,18 +341,26 @@ def blocked_e_step(data: PRBFData, params: PRBFParams,
     w = mixture_weights(params)
     table = _offset_table(params, w)
     M = params.n_components
-    widest = max(hi - lo for lo, hi in pairwise(bounds))
-    lp_buf, resp_buf = np.empty(M * widest), np.empty(M * widest)
-    workspace = NormalizeWorkspace(M, widest)
+    P = f.weights_T.shape[0]
+    sizes = tuple(hi - lo for lo, hi in pairwise(bounds))
+    lp_buf, resp_buf = np.empty(M * max(sizes)), np.empty(M * max(sizes))
+    workspace = NormalizeWorkspace(M, max(sizes))
+    # blocks with few survivors: the moments product over them alone (same bits, where checked)
+    sparse = DENSITY_LIMIT if sparse_moments_match(P, M, sizes) else 0.0
+    chains = np.empty(WIDTH + 4)
     log_norm = np.empty(data.n_samples)
-    total = np.zeros((f.weights_T.shape[0], M))
+    total = np.zeros((P, M))
     for (lo, hi), group in zip(pairwise(bounds), groups, strict=True):
         lpT = lp_buf[:M * (hi - lo)].reshape(M, hi - lo)
         respT = resp_buf[:M * (hi - lo)].reshape(M, hi - lo)
         np.matmul(BT, f.ZT[:, lo:hi], out=lpT)
-        log_norm[lo:hi], _ = normalize_with_offsets(lpT, table, data.codes_ext[lo:hi], respT,
-                                                    group, workspace)
-        total += f.weights_T[:, lo:hi] @ respT.T       # the whole product's running sum
+        log_norm[lo:hi], resp = normalize_with_offsets(lpT, table, data.codes_ext[lo:hi], respT,
+                                                       group, workspace, sparse)
+        if resp is None:                               # left compacted in the workspace
+            moments_add(total, f.padded_rows, lo, hi - lo, workspace.buf, workspace.idx,
+                        workspace.starts, chains, P % 2 == 1)
+        else:
+            total += f.weights_T[:, lo:hi] @ respT.T   # the whole product's running sum
     return _finish_e_step(data, params, w, table, None, None, log_norm, total.T)
 
 

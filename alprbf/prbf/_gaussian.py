@@ -40,12 +40,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
+from functools import cached_property
 
 import numpy as np
 from scipy.linalg import solve_triangular
 from scipy.linalg.lapack import dtrtri
 
 from ._params import COVARIANCE_TYPES
+from ._sparse_moments import padded_rows
 
 MAX_FEATURE_BYTES = 256 * 2**20
 """Largest quadratic-feature matrix (bytes) that :class:`GaussianFeatures` caches."""
@@ -125,6 +127,12 @@ class GaussianFeatures:
             self.weights_T[self.n_design] = self.row_norms ** 2
             self.weights_T[self.n_design + 1:] = extra
             self._extra = None
+
+    @cached_property
+    def padded_rows(self) -> np.ndarray:
+        """``weights_T`` by data rows, flattened and padded
+        (:func:`~alprbf.prbf._sparse_moments.padded_rows`; built on first use)."""
+        return padded_rows(self.weights_T)
 
     @property
     def ZT(self) -> np.ndarray | None:

@@ -198,16 +198,12 @@ def _normalize_dense(respT, lo, hi, s, inv):  # pragma: no cover - compiled
 
 
 @_jit
-def _normalize_compacted(respT, lo, hi, buf, idx, starts, s, inv):  # pragma: no cover - compiled
+def _compacted_sums(lo, hi, buf, idx, starts, s, inv):  # pragma: no cover - compiled
     """Exponentials of the survivors in ``buf``: every other entry is 0, so the sums add only
     the survivors (in component order per column; adding the zeros would change no bit: the
-    sums start from 0.0 instead of the first term, which is the same) and only they are
-    divided by the sums."""
-    M = respT.shape[0]
-    for j in range(M):
-        respT[j, lo:hi] = 0.0
+    sums start from 0.0 instead of the first term, which is the same)."""
     s[lo:hi] = 0.0
-    for j in range(M):
+    for j in range(len(starts) - 1):
         for t in range(starts[j], starts[j + 1]):
             x = buf[t]
             x = x if x >= FLUSH else x * 0.0       # the old mask product: 0 (nan stays nan)
@@ -215,10 +211,30 @@ def _normalize_compacted(respT, lo, hi, buf, idx, starts, s, inv):  # pragma: no
             s[lo + idx[t]] += x
     for i in range(lo, hi):
         inv[i] = 1.0 / (s[i] if s[i] > 0 else 1.0)
+
+
+@_jit
+def _normalize_compacted(respT, lo, hi, buf, idx, starts, s, inv):  # pragma: no cover - compiled
+    """:func:`_compacted_sums`, then the survivors divided by the sums into ``respT`` (every
+    other entry 0)."""
+    _compacted_sums(lo, hi, buf, idx, starts, s, inv)
+    M = respT.shape[0]
+    for j in range(M):
+        respT[j, lo:hi] = 0.0
     for j in range(M):
         for t in range(starts[j], starts[j + 1]):
             i = lo + idx[t]
             respT[j, i] = buf[t] * inv[i]
+
+
+@_jit
+def _normalize_in_buffer(lo, hi, buf, idx, starts, s, inv):  # pragma: no cover - compiled
+    """:func:`_compacted_sums`, then the survivors divided by the sums in ``buf`` (the
+    values :func:`_normalize_compacted` writes to ``respT``)."""
+    _compacted_sums(lo, hi, buf, idx, starts, s, inv)
+    for j in range(len(starts) - 1):
+        for t in range(starts[j], starts[j + 1]):
+            buf[t] = buf[t] * inv[lo + idx[t]]
 
 
 class NormalizeWorkspace:
@@ -253,8 +269,9 @@ class NormalizeWorkspace:
 def normalize_with_offsets(lpT: np.ndarray, table: np.ndarray, codes: np.ndarray,
                            respT: np.ndarray | None = None,
                            groups: tuple[int, np.ndarray] | None = None,
-                           workspace: NormalizeWorkspace | None = None
-                           ) -> tuple[np.ndarray, np.ndarray]:
+                           workspace: NormalizeWorkspace | None = None,
+                           sparse_below: float = 0.0
+                           ) -> tuple[np.ndarray, np.ndarray | None]:
     """Log normaliser and flushed responsibilities of an E-step (see the module doc).
 
     The offset log densities ``w = lpT + table[:, codes]`` are formed one block of columns at a
@@ -276,14 +293,23 @@ def normalize_with_offsets(lpT: np.ndarray, table: np.ndarray, codes: np.ndarray
     workspace : NormalizeWorkspace, optional
         Buffers to use (with ``M`` components and at least ``n`` columns); allocated for this
         call when not given.  The results do not depend on it.
+    sparse_below : float
+        With a ``workspace`` and ``n`` columns in one block (at most
+        ``workspace.n_columns`` and one column block): if the block is compacted and fewer
+        than this fraction of its entries survive the clip, ``respT`` is not written and
+        ``None`` is returned for it; the responsibilities that may be non-zero are then in
+        the workspace, component by component in column order: ``buf[t]`` for column
+        ``idx[t]``, component ``j`` at ``starts[j]:starts[j + 1]`` (every other one is 0).
+        0 (default): ``respT`` is always written.
 
     Returns
     -------
     log_norm : ndarray (n,)
         ``log sum_j exp(w[j])`` (``-inf`` for a column that is all ``-inf``).
-    respT : ndarray (M, n)
+    respT : ndarray (M, n) or None
         ``exp(w - log_norm)`` with values below about 1e-200 flushed to 0; columns sum to 1
-        (all zero for an all ``-inf`` column).
+        (all zero for an all ``-inf`` column).  ``None`` when left in the workspace (see
+        ``sparse_below``).
     """
     M, n = lpT.shape
     if M == 0:
@@ -293,6 +319,8 @@ def normalize_with_offsets(lpT: np.ndarray, table: np.ndarray, codes: np.ndarray
     if n == 1:
         return _single_row(lpT, table, codes, respT)
     respT = np.empty((M, n)) if respT is None else respT
+    if sparse_below and workspace is None:
+        raise ValueError("sparse_below leaves the responsibilities in a workspace: give one")
     ws = workspace if workspace is not None else NormalizeWorkspace(M, n)
     if not ws.fits(M, n):
         raise ValueError(f"workspace for {ws.n_components} components and at most "
@@ -313,7 +341,11 @@ def normalize_with_offsets(lpT: np.ndarray, table: np.ndarray, codes: np.ndarray
             _normalize_dense(respT, lo, hi, s, inv)
         else:                                      # of the survivors only
             exp_inplace(buf[:k])
-            _normalize_compacted(respT, lo, hi, buf, idx, starts, s, inv)
+            if hi - lo == n and k < sparse_below * M * n:
+                _normalize_in_buffer(lo, hi, buf, idx, starts, s, inv)
+                respT = None                       # left in the workspace
+            else:
+                _normalize_compacted(respT, lo, hi, buf, idx, starts, s, inv)
         dense = k >= threshold * M * (hi - lo)     # the next block's guess
     ws.dense = dense
     with np.errstate(divide="ignore"):
