@@ -190,3 +190,35 @@ def test_a_workspace_too_small_is_an_error():
     with pytest.raises(ValueError, match="3 components"):
         normalize_with_offsets(np.zeros((4, 5)), np.zeros((4, 1)), np.zeros(5, dtype=np.int64),
                                workspace=ws)
+
+
+def test_responsibilities_left_in_the_workspace_are_the_written_ones():
+    """With ``sparse_below``, a compacted block's responsibilities stay in the workspace (none
+    written) and are, entry for entry, those written otherwise; a dense block is written."""
+    rng = np.random.default_rng(11)
+    M, n = 30, 200
+    left = 0
+    for spread in (3000.0, 3000.0, 0.1, 3000.0):
+        lpT, table, codes = case(rng, M, n, 4, spread, 0.0, 0.9)
+        _, want_norm, want = reference(lpT, table, codes)
+        ws = _normalize.NormalizeWorkspace(M, n)
+        ws.dense = False                       # guessed sparse: the compacted path
+        log_norm, respT = normalize_with_offsets(lpT, table, codes, workspace=ws,
+                                                 sparse_below=1.0)
+        assert np.array_equal(log_norm.view(np.uint64), want_norm.view(np.uint64))
+        if respT is not None:                  # (the dense path, never left)
+            assert_bits_equal((log_norm, respT), (want_norm, want))
+            continue
+        left += 1
+        got = np.zeros((M, n))
+        for j in range(M):
+            t = slice(ws.starts[j], ws.starts[j + 1])
+            got[j, ws.idx[t]] = ws.buf[t]
+        assert np.array_equal(got.view(np.uint64), want.view(np.uint64))
+    assert left >= 3
+
+
+def test_sparse_below_needs_a_workspace():
+    with pytest.raises(ValueError, match="workspace"):
+        normalize_with_offsets(np.zeros((3, 5)), np.zeros((3, 1)), np.zeros(5, dtype=np.int64),
+                               sparse_below=0.5)

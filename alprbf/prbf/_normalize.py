@@ -32,6 +32,9 @@ What is gained (evidence: docs/notes.md, 'Fused E-step'):
   CPU can: :mod:`~alprbf.prbf._compress`), takes their exponentials there and places them
   back; a denser block takes the exponentials of all its entries.  Which path a block takes
   is guessed from the block before it (the first is guessed dense); both give the same bits.
+  A caller that multiplies the responsibilities next can have a compacted block's left in
+  the buffer instead of scattered among zeros (``sparse_below``;
+  :mod:`~alprbf.prbf._sparse_moments`).
 * when most rows share one offset column (unlabeled rows), the offsets are one broadcast
   addition plus a pass over the other rows, instead of a gather;
 * the offset log densities ``w`` live in a buffer of one block of columns, not in an (M, n)
@@ -199,9 +202,10 @@ def _normalize_dense(respT, lo, hi, s, inv):  # pragma: no cover - compiled
 
 @_jit
 def _compacted_sums(lo, hi, buf, idx, starts, s, inv):  # pragma: no cover - compiled
-    """Exponentials of the survivors in ``buf``: every other entry is 0, so the sums add only
-    the survivors (in component order per column; adding the zeros would change no bit: the
-    sums start from 0.0 instead of the first term, which is the same)."""
+    """Flush and sum the exponentials of the survivors in ``buf``, and ``inv = 1 / s``: every
+    other entry is 0, so the sums add only the survivors (in component order per column;
+    adding the zeros would change no bit: the sums start from 0.0 instead of the first term,
+    which is the same)."""
     s[lo:hi] = 0.0
     for j in range(len(starts) - 1):
         for t in range(starts[j], starts[j + 1]):
