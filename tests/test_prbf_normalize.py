@@ -222,3 +222,51 @@ def test_sparse_below_needs_a_workspace():
     with pytest.raises(ValueError, match="workspace"):
         normalize_with_offsets(np.zeros((3, 5)), np.zeros((3, 1)), np.zeros(5, dtype=np.int64),
                                sparse_below=0.5)
+
+
+@settings(max_examples=25, deadline=None)
+@given(M=st.integers(1, 40), n=st.integers(2, 300), T=st.integers(1, 6),
+       spread=st.sampled_from([30.0, 300.0, 3000.0]), common=st.sampled_from([0.0, 0.9]),
+       seed=st.integers(0, 2**32 - 1))
+def test_one_call_sparse_block_is_the_general_path(M, n, T, spread, common, seed):
+    """normalize_sparse_block leaves in its workspace what normalize_with_offsets leaves there
+    (same survivors, responsibilities, maxima and sums, bit for bit) and guesses the same."""
+    lpT, table, codes = case(np.random.default_rng(seed), M, n, T, spread, 0.1, common)
+    table, codes = np.ascontiguousarray(table), codes.astype(np.int64)
+    groups = _normalize.common_code(codes)
+    with pytest.MonkeyPatch.context() as mp:      # the compiled exp on both paths
+        mp.setattr(_exp, "use_compiled_exp", lambda: True)
+        mp.setattr(_normalize, "use_compiled_exp", lambda: True)
+        one = _normalize.NormalizeWorkspace(M, n)
+        one.dense = False
+        done = _normalize.normalize_sparse_block(lpT, table, codes, groups, one, 1.0)
+        general = _normalize.NormalizeWorkspace(M, n)
+        general.dense = False
+        log_norm, respT = normalize_with_offsets(lpT, table, codes, None, groups, general, 1.0)
+    if not done:                                  # every entry survived: left to the caller
+        assert respT is not None and one.dense is False
+        return
+    assert respT is None and one.dense == general.dense
+    k = int(one.starts[M])
+    assert np.array_equal(one.starts, general.starts)
+    for a, b in ((one.buf[:k], general.buf[:k]), (one.idx[:k], general.idx[:k]),
+                 (one.m[:n], general.m[:n]), (one.s[:n], general.s[:n])):
+        assert np.array_equal(a.view(np.uint64), b.view(np.uint64))
+    with np.errstate(divide="ignore"):
+        assert np.array_equal((one.m[:n] + np.log(one.s[:n])).view(np.uint64),
+                              log_norm.view(np.uint64))
+
+
+def test_one_call_only_for_a_block_guessed_sparse_with_the_compiled_exp(monkeypatch):
+    lpT, table, codes = case(np.random.default_rng(3), 20, 100, 3, 3000.0, 0.0)
+    groups = _normalize.common_code(codes)
+    ws = _normalize.NormalizeWorkspace(20, 100)
+    ws.dense = True
+    assert not _normalize.normalize_sparse_block(lpT, table, codes, groups, ws, 1.0)
+    ws.dense = False
+    monkeypatch.setattr(_normalize, "use_compiled_exp", lambda: False)
+    assert not _normalize.normalize_sparse_block(lpT, table, codes, groups, ws, 1.0)
+    monkeypatch.setattr(_normalize, "use_compiled_exp", lambda: True)
+    lpT[3, 7] = np.nan                            # a nan: the general path handles it
+    assert not _normalize.normalize_sparse_block(lpT, table, codes, groups, ws, 1.0)
+    assert ws.dense is False

@@ -59,6 +59,7 @@ from ._normalize import (
     NormalizeWorkspace,
     common_code,
     exp_flushed,
+    normalize_sparse_block,
     normalize_with_offsets,
     weighted_logits,
 )
@@ -339,7 +340,7 @@ def blocked_e_step(data: PRBFData, params: PRBFParams,
         return None
     bounds, groups = blocks
     w = mixture_weights(params)
-    table = _offset_table(params, w)
+    table = np.ascontiguousarray(_offset_table(params, w), dtype=np.float64)
     M = params.n_components
     P = f.weights_T.shape[0]
     sizes = tuple(hi - lo for lo, hi in pairwise(bounds))
@@ -348,19 +349,30 @@ def blocked_e_step(data: PRBFData, params: PRBFParams,
     # blocks with few survivors: the moments product over them alone (same bits, where checked)
     sparse = DENSITY_LIMIT if sparse_moments_match(P, M, sizes) else 0.0
     chains = np.empty(WIDTH + 4)
-    log_norm = np.empty(data.n_samples)
+    m_all, s_all = np.empty(data.n_samples), np.empty(data.n_samples)
     total = np.zeros((P, M))
+    codes = data.codes_ext
+    one_call = bool(sparse)                 # try the block in one compiled call first
     for (lo, hi), group in zip(pairwise(bounds), groups, strict=True):
-        lpT = lp_buf[:M * (hi - lo)].reshape(M, hi - lo)
-        respT = resp_buf[:M * (hi - lo)].reshape(M, hi - lo)
+        b = hi - lo
+        lpT = lp_buf[:M * b].reshape(M, b)
+        respT = resp_buf[:M * b].reshape(M, b)
         np.matmul(BT, f.ZT[:, lo:hi], out=lpT)
-        log_norm[lo:hi], resp = normalize_with_offsets(lpT, table, data.codes_ext[lo:hi], respT,
-                                                       group, workspace, sparse)
+        if one_call and normalize_sparse_block(lpT, table, codes[lo:hi], group, workspace,
+                                               sparse):
+            resp = None
+        else:
+            _, resp = normalize_with_offsets(lpT, table, codes[lo:hi], respT, group, workspace,
+                                             sparse)
+            one_call = bool(sparse) and resp is None
+        m_all[lo:hi], s_all[lo:hi] = workspace.m[:b], workspace.s[:b]
         if resp is None:                               # left compacted in the workspace
-            moments_add(total, f.padded_rows, lo, hi - lo, workspace.buf, workspace.idx,
+            moments_add(total, f.padded_rows, lo, b, workspace.buf, workspace.idx,
                         workspace.starts, chains, P % 2 == 1)
         else:
             total += f.weights_T[:, lo:hi] @ respT.T   # the whole product's running sum
+    with np.errstate(divide="ignore"):
+        log_norm = m_all + np.log(s_all)               # as each call's, in one pass
     return _finish_e_step(data, params, w, table, None, None, log_norm, total.T)
 
 

@@ -52,7 +52,7 @@ import numba
 import numpy as np
 
 from ._compress import SLACK, row_compact, use_vector_compaction
-from ._exp import exp_inplace
+from ._exp import SCALE_BITS, TAIL, _exp_row, _row_in_range, exp_inplace, use_compiled_exp
 
 BLOCK_ENTRIES = 1 << 16
 """Entries (components x rows) per column block: 512 KiB per (M, block) array."""
@@ -241,6 +241,25 @@ def _normalize_in_buffer(lo, hi, buf, idx, starts, s, inv):  # pragma: no cover 
             buf[t] = buf[t] * inv[lo + idx[t]]
 
 
+@_jit
+def _sparse_block(lpT, table, codes, common, odd, ws_wb, m, buf, idx, starts, s, inv, vector,
+                  limit, tail, scale_bits):  # pragma: no cover - compiled
+    """One block (all of ``lpT``'s columns) the compacted way, in one call: offsets, shift and
+    compaction, the C library's ``exp`` of the survivors (:mod:`~alprbf.prbf._exp`), sums,
+    and the responsibilities left in ``buf``.  Returns ``(done, k)``: ``done`` False (nothing
+    the caller keeps was written) when a nan was met, ``k >= limit`` survivors, or an argument
+    is outside the compiled ``exp``'s range."""
+    n = lpT.shape[1]
+    if _offsets(lpT, table, codes, common, odd, ws_wb, m, 0, n):
+        return False, 0
+    k = _shift(ws_wb, m, ws_wb, 0, n, buf, idx, starts, False, vector)
+    if k >= limit or not _row_in_range(buf[:k]):
+        return False, k
+    _exp_row(buf[:k], tail, scale_bits)
+    _normalize_in_buffer(0, n, buf, idx, starts, s, inv)
+    return True, k
+
+
 class NormalizeWorkspace:
     """Buffers of :func:`normalize_with_offsets` kept from call to call, for an E-step taken
     one block of rows at a time (one call per block): they are allocated once, and the guess
@@ -355,6 +374,28 @@ def normalize_with_offsets(lpT: np.ndarray, table: np.ndarray, codes: np.ndarray
     with np.errstate(divide="ignore"):
         log_norm = m + np.log(s)
     return log_norm, respT
+
+
+def normalize_sparse_block(lpT: np.ndarray, table: np.ndarray, codes: np.ndarray,
+                           groups: tuple[int, np.ndarray], workspace: NormalizeWorkspace,
+                           sparse_below: float) -> bool:
+    """:func:`normalize_with_offsets` with ``sparse_below`` for one block guessed sparse, in
+    one compiled call where that gives the same bits (the compiled ``exp``): True when the
+    responsibilities were left in the workspace (and the block's maxima and sums are in its
+    ``m[:n]`` and ``s[:n]``, ``log_norm = m + log(s)``); False when the block must go through
+    :func:`normalize_with_offsets` (guessed dense, too many survivors, a nan, or another
+    ``exp``; the block is then left to that function, and the workspace's guess as it was).
+    ``table`` float64 and ``codes`` int64, both C-contiguous."""
+    ws = workspace
+    M, n = lpT.shape
+    if ws.dense or n < 2 or not use_compiled_exp() or not ws.fits(M, n):
+        return False
+    done, k = _sparse_block(lpT, table, codes, groups[0], groups[1], ws.wb, ws.m, ws.buf,
+                            ws.idx, ws.starts, ws.s, ws.inv, use_vector_compaction(),
+                            sparse_below * M * n, TAIL, SCALE_BITS)
+    if done:
+        ws.dense = k >= sparse_threshold() * M * n     # the next block's guess, as there
+    return done
 
 
 def weighted_logits(lpT: np.ndarray, table: np.ndarray, codes: np.ndarray) -> np.ndarray:
