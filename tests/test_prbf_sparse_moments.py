@@ -57,8 +57,10 @@ def test_compact_lists_the_non_zeros_by_component_in_row_order(m, b, density, se
 def test_padded_rows_are_the_data_rows_then_zeros():
     w = np.arange(12.0).reshape(3, 4)
     flat = sm.padded_rows(w)
-    assert flat.shape == (12 + sm.WIDTH,)
-    assert np.array_equal(flat[:12].reshape(4, 3), w.T) and not flat[12:].any()
+    assert sm.row_stride(3) == 8 and flat.shape == (4 * 8 + sm.WIDTH,)
+    assert flat.ctypes.data % 64 == 0
+    rows = flat[:32].reshape(4, 8)
+    assert np.array_equal(rows[:, :3], w.T) and not rows[:, 3:].any() and not flat[32:].any()
 
 
 def _moments(p, m, blocks, density, seed, explicit_zeros=False):
@@ -78,7 +80,8 @@ def _moments(p, m, blocks, density, seed, explicit_zeros=False):
             starts = np.arange(0, m * b + 1, b)
         else:
             vals, idx, starts = sm.compact(respT)
-        sm.moments_add(total, flat, lo, b, vals, idx, starts, chains, p % 2 == 1)
+        sm.moments_add(total, flat, sm.row_stride(p), lo, b, vals, idx, starts, chains,
+                       p % 2 == 1)
         lo += b
     return total, dense
 
@@ -148,8 +151,8 @@ def _broken_kernel_is_refused():
     """A kernel without the 4 x 1 edge's four chains fails the probe (odd left rows)."""
     real = sm.moments_add
 
-    def one_chain(total, flat, lo, b, vals, idx, starts, chains, split_last):
-        real(total, flat, lo, b, vals, idx, starts, chains, False)
+    def one_chain(total, flat, stride, lo, b, vals, idx, starts, chains, split_last):
+        real(total, flat, stride, lo, b, vals, idx, starts, chains, False)
 
     sm._checked.cache_clear()
     sm.moments_add = one_chain

@@ -64,7 +64,13 @@ from ._normalize import (
     weighted_logits,
 )
 from ._params import PRBFParams
-from ._sparse_moments import DENSITY_LIMIT, WIDTH, moments_add, sparse_moments_match
+from ._sparse_moments import (
+    DENSITY_LIMIT,
+    WIDTH,
+    moments_add,
+    row_stride,
+    sparse_moments_match,
+)
 
 DEAD_MASS = 1e-10
 """A component whose summed responsibility is below this keeps its previous mean/covariance."""
@@ -367,8 +373,8 @@ def blocked_e_step(data: PRBFData, params: PRBFParams,
             one_call = bool(sparse) and resp is None
         m_all[lo:hi], s_all[lo:hi] = workspace.m[:b], workspace.s[:b]
         if resp is None:                               # left compacted in the workspace
-            moments_add(total, f.padded_rows, lo, b, workspace.buf, workspace.idx,
-                        workspace.starts, chains, P % 2 == 1)
+            moments_add(total, f.padded_rows, row_stride(P), lo, b, workspace.buf,
+                        workspace.idx, workspace.starts, chains, P % 2 == 1)
         else:
             total += f.weights_T[:, lo:hi] @ respT.T   # the whole product's running sum
     with np.errstate(divide="ignore"):
