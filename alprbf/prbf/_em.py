@@ -314,7 +314,8 @@ def e_step(data: PRBFData, params: PRBFParams, log_prob: np.ndarray | None = Non
 
 
 def blocked_e_step(data: PRBFData, params: PRBFParams,
-                   blocks: tuple[tuple[int, ...], list] | None) -> EStep | None:
+                   blocks: tuple[tuple[int, ...], list] | None,
+                   workspace: NormalizeWorkspace | None = None) -> EStep | None:
     """:func:`e_step` one block of rows at a time, without its (n, M) arrays; same bits.
 
     The log densities, the normalisation and the moments product run block by block on data
@@ -329,6 +330,11 @@ def blocked_e_step(data: PRBFData, params: PRBFParams,
     data : PRBFData
     params : PRBFParams
     blocks : (bounds, groups) from :func:`e_step_blocks`, or None
+    workspace : NormalizeWorkspace, optional
+        The normalisation's buffers (``M`` components, columns for the widest block), kept by
+        an EM loop from one E-step to the next so that its guess of a sparse first block
+        carries over too (:func:`blocked_workspace`); allocated when not given.  The results
+        do not depend on it.
 
     Returns
     -------
@@ -351,7 +357,8 @@ def blocked_e_step(data: PRBFData, params: PRBFParams,
     P = f.weights_T.shape[0]
     sizes = tuple(hi - lo for lo, hi in pairwise(bounds))
     lp_buf, resp_buf = np.empty(M * max(sizes)), np.empty(M * max(sizes))
-    workspace = NormalizeWorkspace(M, max(sizes))
+    if workspace is None:
+        workspace = blocked_workspace(blocks, M)
     # blocks with few survivors: the moments product over them alone (same bits, where checked)
     sparse = DENSITY_LIMIT if sparse_moments_match(P, M, sizes) else 0.0
     chains = np.empty(WIDTH + 4)
@@ -380,6 +387,12 @@ def blocked_e_step(data: PRBFData, params: PRBFParams,
     with np.errstate(divide="ignore"):
         log_norm = m_all + np.log(s_all)               # as each call's, in one pass
     return _finish_e_step(data, params, w, table, None, None, log_norm, total.T)
+
+
+def blocked_workspace(blocks: tuple[tuple[int, ...], list], n_components: int
+                      ) -> NormalizeWorkspace:
+    """A normalisation workspace for :func:`blocked_e_step` on these blocks."""
+    return NormalizeWorkspace(n_components, max(hi - lo for lo, hi in pairwise(blocks[0])))
 
 
 BLOCKED_MIN_ENTRIES = 1 << 19
@@ -594,14 +607,17 @@ def run_em(data: PRBFData, params: PRBFParams, *, tol: float = 1e-4, max_iter: i
     EMResult
     """
     n = max(data.n_samples, 1)
-    est = spent = e_step(data, params)
     blocks = e_step_blocks(data, params.n_components) if max_iter > 0 else None
+    workspace = blocked_workspace(blocks, params.n_components) if blocks else None
+    est = blocked_e_step(data, params, blocks, workspace) or e_step(data, params)
+    spent = est if est.resp is not None else None      # arrays a whole E-step may reuse
     history = [est.loglik]
     converged = False
     it = 0
     for it in range(1, max_iter + 1):  # noqa: B007
         params = m_step(data, est, params, reg_covar, update_priors, fixed_components)
-        est = blocked_e_step(data, params, blocks) or e_step(data, params, reuse=spent)
+        est = (blocked_e_step(data, params, blocks, workspace)
+               or e_step(data, params, reuse=spent))
         if est.resp is not None:
             spent = est
         history.append(est.loglik)
