@@ -7,6 +7,7 @@ import os
 import platform
 import subprocess
 import sys
+from dataclasses import replace
 from itertools import pairwise
 
 import numpy as np
@@ -17,6 +18,7 @@ from threadpoolctl import threadpool_limits
 
 import alprbf.prbf._em as em
 from alprbf.prbf import e_step, fit_em, initialize_params, prepare_data, run_em
+from alprbf.prbf._gaussian import direct_log_densities, log_prob_coefficients
 from alprbf.prbf._gemm_blocks import _probe_rows, blocked_moments, gemm_k_blocks, k_partition
 
 CTS = ("full", "diag", "spherical")
@@ -186,3 +188,59 @@ def test_m_step_of_a_blocked_e_step_needs_no_responsibilities_when_moments_are_a
     got = gaussian_parameters_and_precisions(data.features, never, 1e-4, est.moments)
     want = gaussian_parameters_and_precisions(data.features, est.resp, 1e-4, est.moments)
     assert all(np.array_equal(a, b) for a, b in zip(got, want, strict=True))
+
+
+def _collapsed_blocked_equals_whole(ct):
+    """A component collapsed on a tight cluster far out (covariance floor 1e-12): rows beyond
+    its accurate radius get direct log densities.  The blocked E-step gives the whole one's
+    bits, keeps responsibility columns equal to the whole ``resp``'s, and the M-step from
+    either (recomputing some covariances from those columns) gives the same parameters.
+    Returns the number of direct entries, or None without blocks."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(1400, 5))
+    X[:60] = 40.0 + 1e-6 * rng.normal(size=(60, 5))     # a tight cluster far out
+    y = np.full(1400, np.nan)
+    y[:300] = rng.integers(0, 3, size=300)
+    data = prepare_data(X, y, 3, ct)
+    p = initialize_params(data, 9, reg_covar=1e-12, random_state=1)
+    p = run_em(data, p, tol=0.0, max_iter=3, reg_covar=1e-12).params
+    pc = p.precisions_cholesky
+    _, muc, log_det = log_prob_coefficients(data.features, p.means, pc, ct)
+    direct = direct_log_densities(data.features, muc, pc, ct, log_det)
+    blocks = _any_size_blocks(data, 9)
+    if blocks is None:
+        return None
+    got, want = em.blocked_e_step(data, p, blocks), e_step(data, p)
+    for name in ("log_norm", "moments", "counts"):
+        assert _same(getattr(got, name), getattr(want, name)), name
+    comps = np.array([2, 0, 8])
+    assert got.resp_columns is not None
+    cols = got.resp_columns(comps)
+    assert all(cols[:, c].flags.c_contiguous for c in range(3))
+    assert _same(cols, np.asfortranarray(want.resp[:, comps]))
+    asked = []
+    spy = replace(got, resp_columns=lambda c: asked.append(len(c)) or got.resp_columns(c))
+    a, b = em.m_step(data, spy, p, 1e-12), em.m_step(data, want, p, 1e-12)
+    for name in ("means", "covariances", "precisions_cholesky", "weights"):
+        assert _same(getattr(a, name), getattr(b, name)), name
+    assert asked, "the M-step recomputed no covariance: the case does not test resp_columns"
+    return int(len(direct[0]))
+
+
+@pytest.mark.parametrize("ct", CTS)
+def test_blocked_e_step_with_rows_beyond_the_accurate_radius(ct):
+    _collapsed_blocked_equals_whole(ct)     # where this BLAS gives blocks
+
+
+@pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"),
+                    reason="the pinned OpenBLAS Haswell kernel exists on x86-64 only")
+def test_collapsed_components_keep_the_blocked_e_step_under_the_pinned_kernels():
+    code = ("import json, sys; sys.path.insert(0, 'tests'); import test_prbf_blocked as t; "
+            "from threadpoolctl import threadpool_limits\nwith threadpool_limits(1): "
+            "print(json.dumps([t._collapsed_blocked_equals_whole(ct) for ct in t.CTS]))")
+    env = {**os.environ, "OPENBLAS_CORETYPE": "Haswell", "OPENBLAS_NUM_THREADS": "1",
+           "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True, cwd=os.path.dirname(os.path.dirname(__file__)))
+    counts = json.loads(out.stdout.strip().splitlines()[-1])
+    assert all(c is not None and c > 0 for c in counts), counts

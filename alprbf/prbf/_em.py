@@ -34,6 +34,7 @@ the covariance around the *new* mean.  Only the latter guarantees a non-decreasi
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from itertools import pairwise
@@ -47,9 +48,9 @@ from ._gaussian import (
     GaussianFeatures,
     check_covariance_type,
     compute_precision_cholesky,
+    direct_log_densities,
     estimate_gaussian_parameters,
     estimate_log_gaussian_prob,
-    expansion_is_accurate,
     gaussian_parameters_and_precisions,
     log_prob_coefficients,
     weighted_moments,
@@ -244,6 +245,10 @@ class EStep:
         ``log pi_jk`` (columns ``0..K-1``) and ``log w_j`` (column ``K``).
     codes : ndarray (n,)
         Each row's column of ``log_offsets`` (``data.codes_ext``).
+    resp_columns : function or None
+        A blocked E-step's substitute for ``resp`` where an M-step may need some columns of
+        it: ``resp_columns(comps)`` gives ``resp[:, comps]`` (see
+        :func:`~alprbf.prbf._gaussian.gaussian_parameters_and_precisions`).
     loglik : float
         Joint log-likelihood, 000 eq 17.
     loglik_labeled : float
@@ -259,6 +264,7 @@ class EStep:
     moments: np.ndarray
     log_offsets: np.ndarray
     codes: np.ndarray
+    resp_columns: Callable[[np.ndarray], np.ndarray] | None = field(default=None, repr=False)
 
     @property
     def log_weighted(self) -> np.ndarray:
@@ -339,18 +345,18 @@ def blocked_e_step(data: PRBFData, params: PRBFParams,
     Returns
     -------
     EStep or None
-        ``None`` when the blocked form does not apply (no blocks, or some row needs the direct
-        evaluation of :func:`~alprbf.prbf._gaussian.estimate_log_gaussian_prob`): call
-        :func:`e_step`.
+        ``None`` when the blocked form does not apply (no blocks): call :func:`e_step`.
+        Rows beyond a component's accurate radius get the values the whole E-step evaluates
+        directly (:func:`~alprbf.prbf._gaussian.direct_log_densities`), and where there are
+        such rows the E-step keeps its responsibilities for the M-step (``resp_columns``).
     """
     if blocks is None:
         return None
     f = data.features
     pc, ct = params.precisions_cholesky, params.covariance_type
-    BT, muc, _ = log_prob_coefficients(f, params.means, pc, ct)
-    if not expansion_is_accurate(f, muc, pc, ct):
-        return None
+    BT, muc, log_det = log_prob_coefficients(f, params.means, pc, ct)
     bounds, groups = blocks
+    direct = _DirectEntries(f, muc, pc, ct, log_det)   # rows beyond an accurate radius
     w = mixture_weights(params)
     table = np.ascontiguousarray(_offset_table(params, w), dtype=np.float64)
     M = params.n_components
@@ -366,11 +372,15 @@ def blocked_e_step(data: PRBFData, params: PRBFParams,
     total = np.zeros((P, M))
     codes = data.codes_ext
     one_call = bool(sparse)                 # try the block in one compiled call first
+    # an M-step may recompute nearly collapsed components' covariances from their
+    # responsibility columns: keep them where such components are likely (direct entries)
+    kept = _KeptResponsibilities(data.n_samples) if direct else None
     for (lo, hi), group in zip(pairwise(bounds), groups, strict=True):
         b = hi - lo
         lpT = lp_buf[:M * b].reshape(M, b)
         respT = resp_buf[:M * b].reshape(M, b)
         np.matmul(BT, f.ZT[:, lo:hi], out=lpT)
+        direct.copy_into(lpT, lo, hi)
         if one_call and normalize_sparse_block(lpT, table, codes[lo:hi], group, workspace,
                                                sparse):
             resp = None
@@ -384,9 +394,58 @@ def blocked_e_step(data: PRBFData, params: PRBFParams,
                         workspace.idx, workspace.starts, chains, P % 2 == 1)
         else:
             total += f.weights_T[:, lo:hi] @ respT.T   # the whole product's running sum
+        if kept is not None:
+            kept.add(lo, respT if resp is not None else None, workspace)
     with np.errstate(divide="ignore"):
         log_norm = m_all + np.log(s_all)               # as each call's, in one pass
-    return _finish_e_step(data, params, w, table, None, None, log_norm, total.T)
+    estep = _finish_e_step(data, params, w, table, None, None, log_norm, total.T)
+    return estep if kept is None else replace(estep, resp_columns=kept.columns)
+
+
+class _DirectEntries:
+    """The log densities a whole E-step evaluates directly
+    (:func:`~alprbf.prbf._gaussian.direct_log_densities`, the same values), sorted by row,
+    to overwrite block by block."""
+
+    def __init__(self, f, muc, pc, ct, log_det):
+        comps, rows, values = direct_log_densities(f, muc, pc, ct, log_det)
+        order = np.argsort(rows, kind="stable")
+        self.comps, self.rows, self.values = comps[order], rows[order], values[order]
+
+    def __bool__(self) -> bool:
+        return len(self.rows) > 0
+
+    def copy_into(self, lpT: np.ndarray, lo: int, hi: int) -> None:
+        if len(self.rows):
+            a, b = np.searchsorted(self.rows, (lo, hi))
+            lpT[self.comps[a:b], self.rows[a:b] - lo] = self.values[a:b]
+
+
+class _KeptResponsibilities:
+    """Each block's responsibilities, compacted or dense, to give any component's column."""
+
+    def __init__(self, n: int):
+        self.n, self.blocks = n, []
+
+    def add(self, lo: int, respT: np.ndarray | None, ws: NormalizeWorkspace) -> None:
+        if respT is not None:
+            self.blocks.append((lo, respT.copy(), None, None))
+        else:
+            k = int(ws.starts[ws.n_components])
+            self.blocks.append((lo, ws.buf[:k].copy(), ws.idx[:k].copy(), ws.starts.copy()))
+
+    def columns(self, comps: np.ndarray) -> np.ndarray:
+        """``resp[:, comps]`` (n, len(comps)) of the E-step, C-contiguous by component
+        (``out[:, c]`` is contiguous): the whole E-step's values, zeros included."""
+        out = np.zeros((len(comps), self.n))
+        for lo, a, idx, starts in self.blocks:
+            for c, j in enumerate(comps):
+                if idx is None:
+                    out[c, lo:lo + a.shape[1]] = a[j]
+                else:
+                    t = slice(starts[j], starts[j + 1])
+                    out[c, lo + idx[t]] = a[t]
+        return out.T
 
 
 def blocked_workspace(blocks: tuple[tuple[int, ...], list], n_components: int
@@ -509,8 +568,8 @@ def m_step(data: PRBFData, estep: EStep, params: PRBFParams, reg_covar: float = 
     if resp is None:                # a blocked E-step: the responsibilities only if needed
         def resp() -> np.ndarray:
             return e_step(data, params).resp
-    _, means, covs, prec = gaussian_parameters_and_precisions(data.features, resp, reg_covar,
-                                                              estep.moments)
+    _, means, covs, prec = gaussian_parameters_and_precisions(
+        data.features, resp, reg_covar, estep.moments, resp_columns=estep.resp_columns)
     keep = estep.counts.sum(axis=1) < DEAD_MASS
     if fixed_components is not None:
         keep = keep | np.asarray(fixed_components, dtype=bool)

@@ -129,6 +129,12 @@ class GaussianFeatures:
             self._extra = None
 
     @cached_property
+    def rows_by_norm(self) -> tuple[np.ndarray, np.ndarray]:
+        """Row indices by increasing ``row_norms``, and the sorted norms."""
+        order = np.argsort(self.row_norms, kind="stable")
+        return order, self.row_norms[order]
+
+    @cached_property
     def padded_rows(self) -> np.ndarray:
         """``weights_T`` by data rows, flattened and padded
         (:func:`~alprbf.prbf._sparse_moments.padded_rows`; built on first use)."""
@@ -305,12 +311,39 @@ def estimate_log_gaussian_prob(X: np.ndarray | None, means: np.ndarray,
     else:
         for rows, ZTb in f.blocks():
             np.matmul(BT, ZTb, out=outT[:, rows])
-    limit = _accurate_radius(muc, pc, covariance_type)
-    for j in np.flatnonzero(f.radius > limit):   # only rows beyond the radius lose accuracy
-        rows = np.flatnonzero(f.row_norms > limit[j])
-        quad = _direct_quad(f.Xc[rows] - muc[j], pc[j], covariance_type)
-        outT[j, rows] = -0.5 * (d * _LOG_2PI + quad) + log_det[j]
+    comps, rows, values = direct_log_densities(f, muc, pc, covariance_type, log_det)
+    outT[comps, rows] = values
     return outT.T
+
+
+def direct_log_densities(features: GaussianFeatures, muc: np.ndarray, precisions_cholesky,
+                         covariance_type: str, log_det: np.ndarray
+                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The log densities that :func:`estimate_log_gaussian_prob` evaluates directly instead of
+    by the design: ``(comps, rows, values)``, one entry per component ``comps[t]`` and row
+    ``rows[t]`` beyond that component's accurate radius (by component, rows increasing);
+    ``muc`` and ``log_det`` as :func:`log_prob_coefficients` returns them.
+
+    The squared distances are computed component by component (:func:`_direct_quad`; one
+    batch over all entries gathered the means and precisions per entry and took twice as
+    long); the rows of a component come from the norms sorted once per data.
+    """
+    f = features
+    d = f.X.shape[1]
+    pc = np.asarray(precisions_cholesky, dtype=np.float64)
+    limit = _accurate_radius(muc, pc, covariance_type)
+    far = np.flatnonzero(f.radius > limit)           # only rows beyond the radius lose accuracy
+    if not len(far):
+        empty = np.zeros(0, dtype=np.intp)
+        return empty, empty, np.zeros(0)
+    order, norms = f.rows_by_norm
+    firsts = np.searchsorted(norms, limit[far], side="right")
+    per_comp = [np.sort(order[a:]) for a in firsts]
+    rows = np.concatenate(per_comp)
+    comps = np.repeat(far, len(f.row_norms) - firsts)
+    quad = np.concatenate([_direct_quad(f.Xc[r] - muc[j], pc[j], covariance_type)
+                           for j, r in zip(far, per_comp, strict=True)])
+    return comps, rows, -0.5 * (d * _LOG_2PI + quad) + log_det[comps]
 
 
 def log_prob_coefficients(features: GaussianFeatures, means: np.ndarray,
@@ -477,7 +510,9 @@ def parameters_from_moments(features: GaussianFeatures, moments: np.ndarray,
 
 def gaussian_parameters_and_precisions(features: GaussianFeatures,
                                        resp: np.ndarray | Callable[[], np.ndarray],
-                                       reg_covar: float, moments: np.ndarray | None = None
+                                       reg_covar: float, moments: np.ndarray | None = None,
+                                       resp_columns: Callable[[np.ndarray], np.ndarray]
+                                       | None = None
                                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """:func:`estimate_gaussian_parameters` + :func:`compute_precision_cholesky`, accurate.
 
@@ -499,6 +534,10 @@ def gaussian_parameters_and_precisions(features: GaussianFeatures,
     reg_covar : float
     moments : ndarray (M, n_design + 1 + e), optional
         ``weighted_moments(features, resp)`` when the caller has it already (the E-step does).
+    resp_columns : function, optional
+        ``resp_columns(comps)`` gives ``resp[:, comps]`` as an (n, len(comps)) array with
+        contiguous columns; used instead of ``resp`` for the recomputed components (a blocked
+        E-step keeps its responsibilities this way, not as an (n, M) array).
 
     Returns
     -------
@@ -514,10 +553,14 @@ def gaussian_parameters_and_precisions(features: GaussianFeatures,
     extent = np.sqrt(moments[:, features.n_design] / np.maximum(nk, 1e-300))
     bad = np.flatnonzero(extent > _accurate_radius(muc, prec, ct))
     if len(bad):
-        if callable(resp):
-            resp = resp()
-        for j in bad:
-            covs[j] = _direct_covariance(features.Xc - muc[j], resp[:, j], nk[j], reg_covar, ct)
+        if resp_columns is not None:
+            cols = resp_columns(bad)
+            columns = [cols[:, c] for c in range(len(bad))]
+        else:
+            resp = resp() if callable(resp) else resp
+            columns = [resp[:, j] for j in bad]
+        for j, r in zip(bad, columns, strict=True):
+            covs[j] = _direct_covariance(features.Xc - muc[j], r, nk[j], reg_covar, ct)
         prec[bad] = compute_precision_cholesky(covs[bad], ct)
     return nk, means, covs, prec
 
