@@ -120,14 +120,20 @@ def test_blocked_e_step_has_the_bits_of_e_step(ct):
 def test_blocked_e_step_applies_under_the_kernels_every_command_pins():
     """In a process with the pinned kernels (alprbf.cpu), the probe finds OpenBLAS's Haswell
     blocks (Q = 256, U = 4) and the blocked E-step equals the whole one for every type."""
+    bounds = _pinned_results("_blocked_equals_whole")
+    assert bounds == [list(k_partition(1400, 256, 4))] * 3
+
+
+def _pinned_results(helper: str) -> list:
+    """``[helper(ct) for ct in CTS]`` in a process with the kernels every command pins."""
     code = ("import json, sys; sys.path.insert(0, 'tests'); import test_prbf_blocked as t; "
-            "print(json.dumps([t._blocked_equals_whole(ct) for ct in t.CTS]))")
+            "from threadpoolctl import threadpool_limits\nwith threadpool_limits(1): "
+            f"print(json.dumps([t.{helper}(ct) for ct in t.CTS]))")
     env = {**os.environ, "OPENBLAS_CORETYPE": "Haswell", "OPENBLAS_NUM_THREADS": "1",
            "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          check=True, cwd=os.path.dirname(os.path.dirname(__file__)))
-    bounds = json.loads(out.stdout.strip().splitlines()[-1])
-    assert bounds == [list(k_partition(1400, 256, 4))] * 3
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 @pytest.mark.parametrize("ct", CTS)
@@ -235,12 +241,5 @@ def test_blocked_e_step_with_rows_beyond_the_accurate_radius(ct):
 @pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"),
                     reason="the pinned OpenBLAS Haswell kernel exists on x86-64 only")
 def test_collapsed_components_keep_the_blocked_e_step_under_the_pinned_kernels():
-    code = ("import json, sys; sys.path.insert(0, 'tests'); import test_prbf_blocked as t; "
-            "from threadpoolctl import threadpool_limits\nwith threadpool_limits(1): "
-            "print(json.dumps([t._collapsed_blocked_equals_whole(ct) for ct in t.CTS]))")
-    env = {**os.environ, "OPENBLAS_CORETYPE": "Haswell", "OPENBLAS_NUM_THREADS": "1",
-           "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR"}
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         check=True, cwd=os.path.dirname(os.path.dirname(__file__)))
-    counts = json.loads(out.stdout.strip().splitlines()[-1])
+    counts = _pinned_results("_collapsed_blocked_equals_whole")
     assert all(c is not None and c > 0 for c in counts), counts
