@@ -164,8 +164,9 @@ def test_given_groups_equal_computed_ones():
 def test_compiled_exp_gives_the_c_library_bits(M, n, T, spread, common, seed):
     # the path every alprbf command takes (pinned kernels: NumPy's exp is the C library's)
     lpT, table, codes = case(np.random.default_rng(seed), M, n, T, spread, 0.1, common)
-    with pytest.MonkeyPatch.context() as mp:
+    with pytest.MonkeyPatch.context() as mp:   # (sparse blocks in one compiled call)
         mp.setattr(_exp, "use_compiled_exp", lambda: True)
+        mp.setattr(_normalize, "use_compiled_exp", lambda: True)
         got = ours(lpT, table, codes)
     assert_bits_equal(got, reference(lpT, table, codes, exp=libm_exp))
 
@@ -227,46 +228,41 @@ def test_sparse_below_needs_a_workspace():
 @settings(max_examples=25, deadline=None)
 @given(M=st.integers(1, 40), n=st.integers(2, 300), T=st.integers(1, 6),
        spread=st.sampled_from([30.0, 300.0, 3000.0]), common=st.sampled_from([0.0, 0.9]),
-       seed=st.integers(0, 2**32 - 1))
-def test_one_call_sparse_block_is_the_general_path(M, n, T, spread, common, seed):
-    """normalize_sparse_block leaves in its workspace what normalize_with_offsets leaves there
-    (same survivors, responsibilities, maxima and sums, bit for bit) and guesses the same."""
+       leave=st.sampled_from([0.0, 1.0]), seed=st.integers(0, 2**32 - 1))
+def test_one_call_compacted_block_is_the_general_path(M, n, T, spread, common, leave, seed):
+    """With the compiled exp, a block guessed sparse goes through one compiled call; it gives
+    what the general path gives (maxima, sums, responsibilities written or left in the
+    workspace, the next guess), bit for bit."""
     lpT, table, codes = case(np.random.default_rng(seed), M, n, T, spread, 0.1, common)
-    table, codes = np.ascontiguousarray(table), codes.astype(np.int64)
-    groups = _normalize.common_code(codes)
-    with pytest.MonkeyPatch.context() as mp:      # the compiled exp on both paths
-        mp.setattr(_exp, "use_compiled_exp", lambda: True)
-        mp.setattr(_normalize, "use_compiled_exp", lambda: True)
-        one = _normalize.NormalizeWorkspace(M, n)
-        one.dense = False
-        done = _normalize.normalize_sparse_block(lpT, table, codes, groups, one, 1.0)
-        general = _normalize.NormalizeWorkspace(M, n)
-        general.dense = False
-        log_norm, respT = normalize_with_offsets(lpT, table, codes, None, groups, general, 1.0)
-    if not done:                                  # every entry survived: left to the caller
-        assert respT is not None and one.dense is False
-        return
-    assert respT is None and one.dense == general.dense
-    k = int(one.starts[M])
-    assert np.array_equal(one.starts, general.starts)
-    for a, b in ((one.buf[:k], general.buf[:k]), (one.idx[:k], general.idx[:k]),
-                 (one.m[:n], general.m[:n]), (one.s[:n], general.s[:n])):
-        assert np.array_equal(a.view(np.uint64), b.view(np.uint64))
-    with np.errstate(divide="ignore"):
-        assert np.array_equal((one.m[:n] + np.log(one.s[:n])).view(np.uint64),
-                              log_norm.view(np.uint64))
+    out = []
+    for one_call in (True, False):
+        with pytest.MonkeyPatch.context() as mp:  # the compiled exp on both paths
+            mp.setattr(_exp, "use_compiled_exp", lambda: True)
+            mp.setattr(_normalize, "use_compiled_exp", lambda one_call=one_call: one_call)
+            ws = _normalize.NormalizeWorkspace(M, n)
+            ws.dense = False
+            log_norm, respT = normalize_with_offsets(lpT, table, codes, None, None, ws, leave)
+        k = int(ws.starts[M]) if respT is None else 0
+        out.append((log_norm, respT, ws.dense, ws.buf[:k].copy(), ws.idx[:k].copy()))
+    (a_norm, a_resp, a_guess, a_buf, a_idx), (b_norm, b_resp, b_guess, b_buf, b_idx) = out
+    assert np.array_equal(a_norm.view(np.uint64), b_norm.view(np.uint64))
+    assert (a_resp is None) == (b_resp is None) and a_guess == b_guess
+    if a_resp is not None:
+        assert np.array_equal(a_resp.view(np.uint64), b_resp.view(np.uint64))
+    assert np.array_equal(a_buf.view(np.uint64), b_buf.view(np.uint64))
+    assert np.array_equal(a_idx, b_idx)
 
 
-def test_one_call_only_for_a_block_guessed_sparse_with_the_compiled_exp(monkeypatch):
+def test_one_call_gives_a_nan_block_to_the_general_path(monkeypatch):
     lpT, table, codes = case(np.random.default_rng(3), 20, 100, 3, 3000.0, 0.0)
-    groups = _normalize.common_code(codes)
-    ws = _normalize.NormalizeWorkspace(20, 100)
-    ws.dense = True
-    assert not _normalize.normalize_sparse_block(lpT, table, codes, groups, ws, 1.0)
-    ws.dense = False
-    monkeypatch.setattr(_normalize, "use_compiled_exp", lambda: False)
-    assert not _normalize.normalize_sparse_block(lpT, table, codes, groups, ws, 1.0)
+    lpT[3, 7] = np.nan
+    monkeypatch.setattr(_exp, "use_compiled_exp", lambda: True)
     monkeypatch.setattr(_normalize, "use_compiled_exp", lambda: True)
-    lpT[3, 7] = np.nan                            # a nan: the general path handles it
-    assert not _normalize.normalize_sparse_block(lpT, table, codes, groups, ws, 1.0)
-    assert ws.dense is False
+    ws = _normalize.NormalizeWorkspace(20, 100)
+    ws.dense = False
+    got = ours(lpT, table, codes, workspace=ws)
+    want = reference(lpT, table, codes, exp=_exp.compiled_exp)
+    for g, w in zip(got, want, strict=True):       # nan where the NumPy expressions have it
+        np.testing.assert_array_equal(np.isnan(g), np.isnan(w))
+        np.testing.assert_array_equal(g[~np.isnan(g)], w[~np.isnan(w)])
+    assert np.isnan(got[1][7])

@@ -60,7 +60,6 @@ from ._normalize import (
     NormalizeWorkspace,
     common_code,
     exp_flushed,
-    normalize_sparse_block,
     normalize_with_offsets,
     weighted_logits,
 )
@@ -371,7 +370,6 @@ def blocked_e_step(data: PRBFData, params: PRBFParams,
     m_all, s_all = np.empty(data.n_samples), np.empty(data.n_samples)
     total = np.zeros((P, M))
     codes = data.codes_ext
-    one_call = bool(sparse)                 # try the block in one compiled call first
     # an M-step may recompute nearly collapsed components' covariances from their
     # responsibility columns: keep them where such components are likely (direct entries)
     kept = _KeptResponsibilities(data.n_samples) if direct else None
@@ -381,13 +379,8 @@ def blocked_e_step(data: PRBFData, params: PRBFParams,
         respT = resp_buf[:M * b].reshape(M, b)
         np.matmul(BT, f.ZT[:, lo:hi], out=lpT)
         direct.copy_into(lpT, lo, hi)
-        if one_call and normalize_sparse_block(lpT, table, codes[lo:hi], group, workspace,
-                                               sparse):
-            resp = None
-        else:
-            _, resp = normalize_with_offsets(lpT, table, codes[lo:hi], respT, group, workspace,
-                                             sparse)
-            one_call = bool(sparse) and resp is None
+        _, resp = normalize_with_offsets(lpT, table, codes[lo:hi], respT, group, workspace,
+                                         sparse)
         m_all[lo:hi], s_all[lo:hi] = workspace.m[:b], workspace.s[:b]
         if resp is None:                               # left compacted in the workspace
             moments_add(total, f.padded_rows, row_stride(P), lo, b, workspace.buf,
@@ -437,14 +430,17 @@ class _KeptResponsibilities:
     def columns(self, comps: np.ndarray) -> np.ndarray:
         """``resp[:, comps]`` (n, len(comps)) of the E-step, C-contiguous by component
         (``out[:, c]`` is contiguous): the whole E-step's values, zeros included."""
+        comps = np.asarray(comps)
         out = np.zeros((len(comps), self.n))
         for lo, a, idx, starts in self.blocks:
-            for c, j in enumerate(comps):
-                if idx is None:
-                    out[c, lo:lo + a.shape[1]] = a[j]
-                else:
-                    t = slice(starts[j], starts[j + 1])
-                    out[c, lo + idx[t]] = a[t]
+            if idx is None:
+                out[:, lo:lo + a.shape[1]] = a[comps]
+            else:                                  # each survivor's component, then ours
+                slot = np.full(len(starts) - 1, -1)
+                slot[comps] = np.arange(len(comps))
+                which = slot[np.repeat(np.arange(len(starts) - 1), np.diff(starts))]
+                keep = which >= 0
+                out[which[keep], lo + idx[keep]] = a[keep]
         return out.T
 
 

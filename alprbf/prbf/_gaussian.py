@@ -350,8 +350,8 @@ def log_prob_coefficients(features: GaussianFeatures, means: np.ndarray,
                           precisions_cholesky: np.ndarray, covariance_type: str
                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The (M, n_design) matrix ``BT`` with ``log N(x_i; mu_j, Sigma_j) = (BT @ ZT)[j, i]``
-    (``ZT`` the design of ``features``); accurate where :func:`expansion_is_accurate` says so
-    (:func:`estimate_log_gaussian_prob` evaluates the other rows directly).
+    (``ZT`` the design of ``features``); accurate within each component's radius
+    (:func:`direct_log_densities` evaluates the other rows directly).
 
     Returns
     -------
@@ -386,15 +386,6 @@ def log_prob_coefficients(features: GaussianFeatures, means: np.ndarray,
     log_det = log_det_cholesky(pc, covariance_type, d)
     B[-1] = -0.5 * np.einsum("ja,ja->j", muc, Pm) - 0.5 * d * _LOG_2PI + log_det
     return np.ascontiguousarray(B.T), muc, log_det
-
-
-def expansion_is_accurate(features: GaussianFeatures, muc: np.ndarray,
-                          precisions_cholesky: np.ndarray, covariance_type: str) -> bool:
-    """Whether every row lies within the radius where :func:`log_prob_coefficients` is
-    accurate for every component (no row needs the direct evaluation); ``muc`` are the means
-    relative to the design's centre, as :func:`log_prob_coefficients` returns them."""
-    return not np.any(features.radius > _accurate_radius(muc, precisions_cholesky,
-                                                         covariance_type))
 
 
 ROUNDOFF_TOL = 1e-8

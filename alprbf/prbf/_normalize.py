@@ -32,8 +32,9 @@ What is gained (evidence: docs/notes.md, 'Fused E-step'):
   CPU can: :mod:`~alprbf.prbf._compress`), takes their exponentials there and places them
   back; a denser block takes the exponentials of all its entries.  Which path a block takes
   is guessed from the block before it (the first is guessed dense); both give the same bits.
-  A caller that multiplies the responsibilities next can have a compacted block's left in
-  the buffer instead of scattered among zeros (``sparse_below``;
+  Where the compiled ``exp`` applies, a block guessed sparse goes through all of that in one
+  compiled call.  A caller that multiplies the responsibilities next can have a compacted
+  block's left in the buffer instead of scattered among zeros (``sparse_below``;
   :mod:`~alprbf.prbf._sparse_moments`).
 * when most rows share one offset column (unlabeled rows), the offsets are one broadcast
   addition plus a pass over the other rows, instead of a gather;
@@ -242,22 +243,25 @@ def _normalize_in_buffer(lo, hi, buf, idx, starts, s, inv):  # pragma: no cover 
 
 
 @_jit
-def _sparse_block(lpT, table, codes, common, odd, ws_wb, m, buf, idx, starts, s, inv, vector,
-                  limit, tail, scale_bits):  # pragma: no cover - compiled
-    """One block (all of ``lpT``'s columns) the compacted way, in one call: offsets, shift and
-    compaction, the C library's ``exp`` of the survivors (:mod:`~alprbf.prbf._exp`), sums,
-    and the responsibilities left in ``buf``.  Returns ``(done, k)``: ``done`` False (nothing
-    the caller keeps was written) when a nan was met, ``k >= limit`` survivors, or an argument
-    is outside the compiled ``exp``'s range."""
-    n = lpT.shape[1]
-    if _offsets(lpT, table, codes, common, odd, ws_wb, m, 0, n):
-        return False, 0
-    k = _shift(ws_wb, m, ws_wb, 0, n, buf, idx, starts, False, vector)
-    if k >= limit or not _row_in_range(buf[:k]):
-        return False, k
+def _compacted_block(lpT, table, codes, common, odd, wb, m, respT, lo, hi, buf, idx, starts, s,
+                     inv, vector, leave_below, tail, scale_bits):  # pragma: no cover - compiled
+    """Columns ``lo:hi`` the compacted way in one call, with the C library's ``exp``
+    (:mod:`~alprbf.prbf._exp`): offsets, shift and compaction, the exponentials of the
+    survivors, sums, and the responsibilities -- left in ``buf`` when fewer than
+    ``leave_below`` survive, else written to ``respT``.  Returns ``(done, left, k)``;
+    ``done`` False (nothing kept) on a nan or an argument outside the compiled ``exp``'s
+    range: the caller then takes the block the general way."""
+    if _offsets(lpT, table, codes, common, odd, wb, m, lo, hi):
+        return False, False, 0
+    k = _shift(wb, m, respT, lo, hi, buf, idx, starts, False, vector)
+    if not _row_in_range(buf[:k]):
+        return False, False, k
     _exp_row(buf[:k], tail, scale_bits)
-    _normalize_in_buffer(0, n, buf, idx, starts, s, inv)
-    return True, k
+    if k < leave_below:
+        _normalize_in_buffer(lo, hi, buf, idx, starts, s, inv)
+        return True, True, k
+    _normalize_compacted(respT, lo, hi, buf, idx, starts, s, inv)
+    return True, False, k
 
 
 class NormalizeWorkspace:
@@ -351,11 +355,21 @@ def normalize_with_offsets(lpT: np.ndarray, table: np.ndarray, codes: np.ndarray
     m, s, inv = ws.m[:n], ws.s[:n], ws.inv[:n]
     wb, buf, idx, starts = ws.wb, ws.buf, ws.idx, ws.starts
     threshold, vector = sparse_threshold(), use_vector_compaction()
+    compiled = use_compiled_exp()
     common, odd = common_code(codes) if groups is None else groups
     cols = min(ws.cols, n)
+    leave = sparse_below * M * n if cols == n else 0.0
     dense = ws.dense                               # this block's guess
     for lo in range(0, n, cols):
         hi = min(n, lo + cols)
+        if not dense and compiled:                 # the compacted way, in one call
+            done, left, k = _compacted_block(lpT, table, codes, common, odd, wb, m, respT, lo,
+                                             hi, buf, idx, starts, s, inv, vector, leave,
+                                             TAIL, SCALE_BITS)
+            if done:
+                respT = None if left else respT
+                dense = k >= threshold * M * (hi - lo)
+                continue
         if _offsets(lpT, table, codes, common, odd, wb, m, lo, hi):
             m[lo:hi] = wb[:, :hi - lo].max(axis=0)
         k = _shift(wb, m, respT, lo, hi, buf, idx, starts, dense, vector)
@@ -364,7 +378,7 @@ def normalize_with_offsets(lpT: np.ndarray, table: np.ndarray, codes: np.ndarray
             _normalize_dense(respT, lo, hi, s, inv)
         else:                                      # of the survivors only
             exp_inplace(buf[:k])
-            if hi - lo == n and k < sparse_below * M * n:
+            if k < leave:
                 _normalize_in_buffer(lo, hi, buf, idx, starts, s, inv)
                 respT = None                       # left in the workspace
             else:
@@ -374,28 +388,6 @@ def normalize_with_offsets(lpT: np.ndarray, table: np.ndarray, codes: np.ndarray
     with np.errstate(divide="ignore"):
         log_norm = m + np.log(s)
     return log_norm, respT
-
-
-def normalize_sparse_block(lpT: np.ndarray, table: np.ndarray, codes: np.ndarray,
-                           groups: tuple[int, np.ndarray], workspace: NormalizeWorkspace,
-                           sparse_below: float) -> bool:
-    """:func:`normalize_with_offsets` with ``sparse_below`` for one block guessed sparse, in
-    one compiled call where that gives the same bits (the compiled ``exp``): True when the
-    responsibilities were left in the workspace (and the block's maxima and sums are in its
-    ``m[:n]`` and ``s[:n]``, ``log_norm = m + log(s)``); False when the block must go through
-    :func:`normalize_with_offsets` (guessed dense, too many survivors, a nan, or another
-    ``exp``; the block is then left to that function, and the workspace's guess as it was).
-    ``table`` float64 and ``codes`` int64, both C-contiguous."""
-    ws = workspace
-    M, n = lpT.shape
-    if ws.dense or n < 2 or not use_compiled_exp() or not ws.fits(M, n):
-        return False
-    done, k = _sparse_block(lpT, table, codes, groups[0], groups[1], ws.wb, ws.m, ws.buf,
-                            ws.idx, ws.starts, ws.s, ws.inv, use_vector_compaction(),
-                            sparse_below * M * n, TAIL, SCALE_BITS)
-    if done:
-        ws.dense = k >= sparse_threshold() * M * n     # the next block's guess, as there
-    return done
 
 
 def weighted_logits(lpT: np.ndarray, table: np.ndarray, codes: np.ndarray) -> np.ndarray:
