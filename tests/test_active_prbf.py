@@ -6,7 +6,10 @@ import numpy as np
 import pytest
 
 from alprbf.models import MODELS
-from alprbf.prbf._em import e_step, label_codes, predict_log_proba, prepare_data, run_em
+from alprbf.prbf._data import label_codes, prepare_data
+from alprbf.prbf._em import run_em
+from alprbf.prbf._estep import e_step
+from alprbf.prbf._predict import predict_log_proba
 from alprbf.prbf._split import split_params
 from alprbf.prbf.active import StepOptions, active_step, initial_network
 from alprbf.prbf.qbc import CommitteeOptions, network_statistics, train_committee

@@ -6,7 +6,9 @@ from scipy.stats import multivariate_normal
 from sklearn.datasets import load_iris, load_wine
 from sklearn.preprocessing import StandardScaler
 
-from alprbf.prbf._em import initialize_params, predict_log_proba, prepare_data
+from alprbf.prbf._data import prepare_data
+from alprbf.prbf._em import initialize_params
+from alprbf.prbf._predict import predict_log_proba
 from alprbf.prbf.constrained import (
     ConstrainedPRBF,
     constrained_em,

@@ -16,6 +16,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from threadpoolctl import threadpool_limits
 
+import alprbf.prbf._blocked as blk
 import alprbf.prbf._em as em
 from alprbf.prbf import e_step, fit_em, initialize_params, prepare_data, run_em
 from alprbf.prbf._gaussian import direct_log_densities, log_prob_coefficients
@@ -82,11 +83,11 @@ def _data(n, d, ct, labeled=60, seed=0):
 
 def _any_size_blocks(data, m):
     """``e_step_blocks`` without its size floor (these test arrays are small)."""
-    floor, em.BLOCKED_MIN_ENTRIES = em.BLOCKED_MIN_ENTRIES, 0
+    floor, blk.BLOCKED_MIN_ENTRIES = blk.BLOCKED_MIN_ENTRIES, 0
     try:
-        return em.e_step_blocks(data, m)
+        return blk.e_step_blocks(data, m)
     finally:
-        em.BLOCKED_MIN_ENTRIES = floor
+        blk.BLOCKED_MIN_ENTRIES = floor
 
 
 def _same(a, b):
@@ -102,7 +103,7 @@ def _blocked_equals_whole(ct, n=1400):
     blocks = _any_size_blocks(data, 9)
     if blocks is None:
         return None
-    got, want = em.blocked_e_step(data, p, blocks), e_step(data, p)
+    got, want = blk.blocked_e_step(data, p, blocks), e_step(data, p)
     assert got.log_prob is None and got.resp is None
     for name in ("log_norm", "moments", "counts", "log_offsets"):
         assert _same(getattr(got, name), getattr(want, name)), name
@@ -139,9 +140,9 @@ def _pinned_results(helper: str) -> list:
 @pytest.mark.parametrize("ct", CTS)
 def test_run_em_gives_the_same_bits_with_and_without_blocks(ct, monkeypatch):
     data = _data(1300, 4, ct, labeled=80, seed=2)
-    monkeypatch.setattr(em, "BLOCKED_MIN_ENTRIES", 0)       # these small arrays too
+    monkeypatch.setattr(blk, "BLOCKED_MIN_ENTRIES", 0)       # these small arrays too
     f = data.features
-    assert (em.e_step_blocks(data, 7) is not None
+    assert (blk.e_step_blocks(data, 7) is not None
             or gemm_k_blocks(f.weights_T.shape[0], 7, f.n_design, 1300) is None)
 
     def fit():
@@ -162,11 +163,11 @@ def test_run_em_gives_the_same_bits_with_and_without_blocks(ct, monkeypatch):
 
 
 def test_run_em_result_estep_is_whole_and_of_the_final_parameters(monkeypatch):
-    monkeypatch.setattr(em, "BLOCKED_MIN_ENTRIES", 0)
+    monkeypatch.setattr(blk, "BLOCKED_MIN_ENTRIES", 0)
     data = _data(1100, 3, "diag", seed=4)
     p = initialize_params(data, 6, reg_covar=1e-4, random_state=0)
     res = run_em(data, p, tol=0.0, max_iter=4, reg_covar=1e-4)
-    assert res.last_estep.resp is None or em.e_step_blocks(data, 6) is None   # was blocked
+    assert res.last_estep.resp is None or blk.e_step_blocks(data, 6) is None   # was blocked
     est = res.estep
     assert est.resp is not None and est.log_prob is not None
     np.testing.assert_allclose(est.resp.sum(axis=1), 1.0, rtol=1e-12)
@@ -177,8 +178,8 @@ def test_run_em_result_estep_is_whole_and_of_the_final_parameters(monkeypatch):
 
 def test_small_problems_keep_the_whole_e_step():
     data = _data(1000, 3, "diag")
-    assert em.e_step_blocks(data, 5) is None            # 1 000 x 11 entries: in cache
-    assert em.BLOCKED_MIN_ENTRIES > 11 * 1000
+    assert blk.e_step_blocks(data, 5) is None            # 1 000 x 11 entries: in cache
+    assert blk.BLOCKED_MIN_ENTRIES > 11 * 1000
 
 
 def test_m_step_of_a_blocked_e_step_needs_no_responsibilities_when_moments_are_accurate():
@@ -216,7 +217,7 @@ def _collapsed_blocked_equals_whole(ct):
     blocks = _any_size_blocks(data, 9)
     if blocks is None:
         return None
-    got, want = em.blocked_e_step(data, p, blocks), e_step(data, p)
+    got, want = blk.blocked_e_step(data, p, blocks), e_step(data, p)
     for name in ("log_norm", "moments", "counts"):
         assert _same(getattr(got, name), getattr(want, name)), name
     comps = np.array([2, 0, 8])

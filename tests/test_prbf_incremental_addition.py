@@ -212,7 +212,8 @@ def test_unlabeled_rows_are_ignored_by_the_proposal():
 
 
 def test_try_add_component_supervised_em_does_not_lose_likelihood():
-    from alprbf.prbf._em import e_step, prepare_data
+    from alprbf.prbf._data import prepare_data
+    from alprbf.prbf._estep import e_step
     from alprbf.prbf._incremental import try_add_component
 
     X, y = overlap_blobs()

@@ -6,7 +6,9 @@ from sklearn.datasets import load_iris, load_wine
 from sklearn.discriminant_analysis import QuadraticDiscriminantAnalysis
 from sklearn.preprocessing import StandardScaler
 
-from alprbf.prbf._em import e_step, predict_log_proba, prepare_data
+from alprbf.prbf._data import prepare_data
+from alprbf.prbf._estep import e_step
+from alprbf.prbf._predict import predict_log_proba
 from alprbf.prbf._selection import inner_cv_splits
 from alprbf.prbf.estimators import PRBFSplit
 from alprbf.prbf.incremental import (

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from threadpoolctl import threadpool_limits
 
-import alprbf.prbf._em as em
+import alprbf.prbf._blocked as blocked
 import alprbf.prbf._sparse_moments as sm
 from alprbf.prbf import e_step, initialize_params, prepare_data, run_em
 
@@ -121,20 +121,20 @@ def _blocked_sparse_equals_whole(ct):
     data = prepare_data(X, y, k, ct)
     p = initialize_params(data, 40, reg_covar=1e-4, random_state=0)
     p = run_em(data, p, tol=0.0, max_iter=5, reg_covar=1e-4).params
-    floor, em.BLOCKED_MIN_ENTRIES = em.BLOCKED_MIN_ENTRIES, 0
+    floor, blocked.BLOCKED_MIN_ENTRIES = blocked.BLOCKED_MIN_ENTRIES, 0
     try:
-        blocks = em.e_step_blocks(data, 40)
+        blocks = blocked.e_step_blocks(data, 40)
     finally:
-        em.BLOCKED_MIN_ENTRIES = floor
+        blocked.BLOCKED_MIN_ENTRIES = floor
     if blocks is None:
         return None
     calls = []
-    real = em.moments_add
-    em.moments_add = lambda *a: calls.append(1) or real(*a)
+    real = blocked.moments_add
+    blocked.moments_add = lambda *a: calls.append(1) or real(*a)
     try:
-        got = em.blocked_e_step(data, p, blocks)
+        got = blocked.blocked_e_step(data, p, blocks)
     finally:
-        em.moments_add = real
+        blocked.moments_add = real
     want = e_step(data, p)
     for name in ("log_norm", "moments", "counts"):
         assert _same(getattr(got, name), getattr(want, name)), name
@@ -207,13 +207,13 @@ def _run_em_both():
         for sparse in (True, False):
             data = prepare_data(X, y, k, "diag")
             p = initialize_params(data, 40, reg_covar=1e-4, random_state=0)
-            floor, em.BLOCKED_MIN_ENTRIES = em.BLOCKED_MIN_ENTRIES, 0
-            limit = em.DENSITY_LIMIT
-            em.DENSITY_LIMIT = limit if sparse else 0.0
+            floor, blocked.BLOCKED_MIN_ENTRIES = blocked.BLOCKED_MIN_ENTRIES, 0
+            limit = blocked.DENSITY_LIMIT
+            blocked.DENSITY_LIMIT = limit if sparse else 0.0
             try:
                 results.append(run_em(data, p, tol=0.0, max_iter=12, reg_covar=1e-4))
             finally:
-                em.BLOCKED_MIN_ENTRIES, em.DENSITY_LIMIT = floor, limit
+                blocked.BLOCKED_MIN_ENTRIES, blocked.DENSITY_LIMIT = floor, limit
     a, b = results
     same_history = _same(a.loglik_history, b.loglik_history)
     same_params = all(_same(getattr(a.params, f), getattr(b.params, f))

@@ -6,11 +6,13 @@ Core API (see each function's docstring for shapes):
   ``compute_precision_cholesky``, ``estimate_log_gaussian_prob``,
   ``estimate_gaussian_parameters``, ``gaussian_parameters_and_precisions`` (moments +
   precisions with the accuracy fallback for nearly collapsed components);
-* :mod:`._em`: ``prepare_data`` -> ``PRBFData``; ``e_step`` -> ``EStep``; ``m_step``;
-  ``run_em`` -> ``EMResult`` (its E-steps between M-steps run by blocks of rows,
-  ``blocked_e_step``, where :mod:`._gemm_blocks` finds blocks with the whole products' bits);
-  ``initialize_params``; ``fit_em`` (restarts);
-  ``log_class_conditional``, ``predict_log_joint``, ``predict_log_proba``;
+* :mod:`._data`: ``prepare_data`` -> ``PRBFData``, ``label_codes``;
+* :mod:`._estep`: ``e_step`` -> ``EStep``, ``mixture_weights``, ``joint_log_resp``;
+  :mod:`._blocked`: ``blocked_e_step``, the same E-step one block of rows at a time (where
+  :mod:`._gemm_blocks` finds blocks with the whole products' bits), ``e_step_blocks``;
+* :mod:`._em`: ``m_step``; ``run_em`` -> ``EMResult`` (its E-steps blocked where they can
+  be); ``initialize_params``; ``fit_em`` (restarts);
+* :mod:`._predict`: ``log_class_conditional``, ``predict_log_joint``, ``predict_log_proba``;
 * :mod:`._split`: ``split_params`` -> ``SplitResult`` (001 eqs 11-15, 000 eqs 30-33);
 * :mod:`._selection`: ``inner_cv_splits`` (the inner folds every selected model shares);
 * estimators, all on :class:`PRBFClassifierBase` (``fit(X, y)`` with ``y = nan`` on unlabeled
@@ -21,28 +23,10 @@ Core API (see each function's docstring for shapes):
 """
 
 from ._base import PRBFClassifierBase
-from ._em import (
-    EMResult,
-    EStep,
-    PRBFData,
-    blocked_e_step,
-    e_step,
-    e_step_blocks,
-    fit_em,
-    has_converged,
-    initialize_params,
-    joint_log_resp,
-    label_codes,
-    log_class_conditional,
-    log_proba_from_log_prob,
-    m_step,
-    mixture_weights,
-    predict_log_joint,
-    predict_log_proba,
-    prepare_data,
-    run_em,
-    safe_log,
-)
+from ._blocked import blocked_e_step, e_step_blocks
+from ._data import PRBFData, label_codes, prepare_data
+from ._em import EMResult, fit_em, has_converged, initialize_params, m_step, run_em
+from ._estep import EStep, e_step, joint_log_resp, mixture_weights, safe_log
 from ._gaussian import (
     GaussianFeatures,
     compute_precision_cholesky,
@@ -52,6 +36,12 @@ from ._gaussian import (
 )
 from ._kdtree import SPLIT_POINTS
 from ._params import COVARIANCE_TYPES, PRBFParams
+from ._predict import (
+    log_class_conditional,
+    log_proba_from_log_prob,
+    predict_log_joint,
+    predict_log_proba,
+)
 from ._selection import inner_cv_splits
 from ._split import SplitResult, split_params
 from .constrained import ConstrainedPRBF

@@ -13,7 +13,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..labels import encode_labels
-from ._em import predict_log_proba
+from ._predict import predict_log_proba
 
 
 class PRBFClassifierBase(ClassifierMixin, BaseEstimator):

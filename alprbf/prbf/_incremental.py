@@ -48,15 +48,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import logsumexp
 
-from ._em import (
-    EMResult,
-    e_step,
-    label_codes,
-    log_class_conditional,
-    prepare_data,
-    run_em,
-    safe_log,
-)
+from ._data import label_codes, prepare_data
+from ._em import EMResult, run_em
+from ._estep import e_step, safe_log
 from ._gaussian import (
     GaussianFeatures,
     compute_precision_cholesky,
@@ -66,6 +60,7 @@ from ._gaussian import (
 from ._kdtree import SPLIT_POINTS, kdtree_candidates, subset_moments
 from ._normalize import exp_flushed
 from ._params import PRBFParams
+from ._predict import log_class_conditional
 
 
 def one_component_params(X: np.ndarray, y_codes: np.ndarray, n_classes: int,

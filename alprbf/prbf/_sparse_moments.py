@@ -2,7 +2,7 @@
 
 Why.  Late in a QBC fold most responsibilities are flushed to exactly 0 (87 % on pen digits,
 270 components), yet the blocked E-step's moments product ``weights_T[:, lo:hi] @ respT.T``
-(:func:`~alprbf.prbf._em.blocked_e_step`) multiplies them all, and it was the largest part of
+(:func:`~alprbf.prbf._blocked.blocked_e_step`) multiplies them all, and it was the largest part of
 the iteration.  A block that the normalisation compacted already lists its survivors per
 component, in row order (:mod:`~alprbf.prbf._normalize`); the product over those alone does a
 fraction of the work, and the zeros need not be written at all.

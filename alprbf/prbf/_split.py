@@ -12,7 +12,7 @@ Semi-supervised (000 eqs 30-33): the same with the joint posteriors over labeled
 unlabeled rows, ``m_jk = sum_{x in Omega} p(j, k|x)`` and
 ``pi_jk = m_jk / (N_k + sum_j sum_{X_U} p(j, k|x))``; with no unlabeled rows this is the
 supervised split.  Both use :attr:`EStep.counts` and the (n, M) responsibilities (see the
-factorisation in :mod:`alprbf.prbf._em`), so one code path serves both.
+factorisation in :mod:`alprbf.prbf._estep`), so one code path serves both.
 
 Choices where the papers are silent:
 
@@ -37,7 +37,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._em import EStep, PRBFData, mixture_weights
+from ._data import PRBFData
+from ._estep import EStep, mixture_weights
 from ._gaussian import gaussian_parameters_and_precisions
 from ._params import PRBFParams
 

@@ -55,7 +55,9 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from ..validation import check_params, check_real
-from ._em import EStep, PRBFData, e_step, prepare_data, run_em
+from ._data import PRBFData, prepare_data
+from ._em import run_em
+from ._estep import EStep, e_step
 from ._gaussian import estimate_log_gaussian_prob
 from ._incremental import (
     batched_precision_cholesky,

@@ -12,7 +12,7 @@ classifier then uses the *unconstrained* class densities ``p(x|k) = sum_j pi_jk 
 with the learned ``Theta`` and priors ``N_k / N``; ``r`` only shapes training.
 
 Implementation: ``phi`` is a PRBF class density with un-normalised weights ``r_jk pi_jk``, so one
-E-step of the PRBF core (:func:`alprbf.prbf._em.e_step`) on a network whose weights are
+E-step of the PRBF core (:func:`alprbf.prbf._estep.e_step`) on a network whose weights are
 ``r * pi`` yields exactly ``Phi`` (its responsibilities), ``log phi`` (its ``log_norm``) and
 eq 6 (its ``loglik_labeled``); the core's M-step on that E-step yields eqs 10-12 (its weight
 update ``counts / N_k`` is eq 12 because ``Phi`` sums to one over ``j``).  Only eq 14 is new.
@@ -41,16 +41,9 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..validation import check_params
 from ._base import PRBFClassifierBase
-from ._em import (
-    INIT_METHODS,
-    PRBFData,
-    e_step,
-    has_converged,
-    initialize_params,
-    m_step,
-    prepare_data,
-    with_params,
-)
+from ._data import PRBFData, prepare_data
+from ._em import INIT_METHODS, has_converged, initialize_params, m_step, with_params
+from ._estep import e_step
 from ._params import COVARIANCE_TYPES, PRBFParams
 
 R_INITS = ("uniform", "proportional")

@@ -11,7 +11,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..validation import check_params
 from ._base import PRBFClassifierBase
-from ._em import INIT_METHODS, fit_em, prepare_data
+from ._data import prepare_data
+from ._em import INIT_METHODS, fit_em
 from ._params import COVARIANCE_TYPES
 from ._split import split_params
 

@@ -37,10 +37,13 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..validation import check_int, check_params
 from ._base import PRBFClassifierBase
-from ._em import INIT_METHODS, e_step, fit_em, predict_log_proba, prepare_data, run_em
+from ._data import prepare_data
+from ._em import INIT_METHODS, fit_em, run_em
+from ._estep import e_step
 from ._incremental import AdditionInfo, one_component_params, propose_component
 from ._kdtree import SPLIT_POINTS
 from ._params import COVARIANCE_TYPES, PRBFParams
+from ._predict import predict_log_proba
 from ._selection import inner_cv_splits
 from ._split import split_params
 

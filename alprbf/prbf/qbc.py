@@ -45,9 +45,12 @@ import numpy as np
 from scipy.special import logsumexp
 
 from ..validation import check_params, check_real
-from ._em import EStep, PRBFData, predict_log_proba, prepare_data, run_em
+from ._data import PRBFData, prepare_data
+from ._em import run_em
+from ._estep import EStep
 from ._gaussian import GaussianFeatures
 from ._params import PRBFParams
+from ._predict import predict_log_proba
 
 #: Rows that build the sufficient statistics of eqs 46-49 (see :class:`CommitteeOptions`).
 STATISTICS = ("labeled", "all")
