@@ -189,7 +189,7 @@ def test_m_step_of_a_blocked_e_step_needs_no_responsibilities_when_moments_are_a
     p = initialize_params(data, 5, reg_covar=1e-4, random_state=0)
     est = e_step(data, p)
 
-    def never():
+    def never(comps):
         raise AssertionError("responsibilities read although no component needed them")
 
     got = gaussian_parameters_and_precisions(data.features, never, 1e-4, est.moments)
@@ -231,6 +231,11 @@ def _collapsed_blocked_equals_whole(ct):
     for name in ("means", "covariances", "precisions_cholesky", "weights"):
         assert _same(getattr(a, name), getattr(b, name)), name
     assert asked, "the M-step recomputed no covariance: the case does not test resp_columns"
+    # a blocked E-step that kept nothing: the M-step takes the whole E-step's columns
+    bare = replace(got, resp_columns=None)
+    c = em.m_step(data, bare, p, 1e-12)
+    for name in ("means", "covariances", "precisions_cholesky", "weights"):
+        assert _same(getattr(c, name), getattr(b, name)), name
     return int(len(direct[0]))
 
 

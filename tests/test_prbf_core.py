@@ -525,11 +525,15 @@ def test_m_step_moments_stay_accurate_with_far_rows(ct):
     resp[302:, 2] = 1.0                      # a tight cluster: sd 1e-3
     f = GaussianFeatures(X, ct)
     nk, means, covs, _ = gaussian_parameters_and_precisions(f, resp, 1e-9)
-    # a blocked E-step passes the responsibilities as a function, called only when needed
+    # a blocked E-step passes the responsibilities as a function of the components, called
+    # only when needed and only for the recomputed ones (here the tight cluster)
     calls = []
     lazy = gaussian_parameters_and_precisions(
-        f, lambda: calls.append(1) or resp, 1e-9, weighted_moments(f, resp))
-    assert calls == [1]
+        f, lambda comps: calls.append(list(comps)) or resp.T[comps].T, 1e-9,
+        weighted_moments(f, resp))
+    assert calls == [[2]]
+    with pytest.raises(TypeError, match="need their moments"):
+        gaussian_parameters_and_precisions(f, lambda comps: resp, 1e-9)
     for a, b in zip(lazy, (nk, means, covs), strict=False):   # and the precisions
         assert np.array_equal(a, b)
     for j in range(3):

@@ -81,7 +81,7 @@ def blocked_e_step(data: PRBFData, params: PRBFParams,
     # blocks with few survivors: the moments product over them alone (same bits, where checked)
     sparse = DENSITY_LIMIT if sparse_moments_match(P, M, sizes) else 0.0
     chains = np.empty(WIDTH + 4)
-    m_all, s_all = np.empty(data.n_samples), np.empty(data.n_samples)
+    log_norm = np.empty(data.n_samples)
     total = np.zeros((P, M))
     codes = data.codes_ext
     # an M-step may recompute nearly collapsed components' covariances from their
@@ -93,9 +93,8 @@ def blocked_e_step(data: PRBFData, params: PRBFParams,
         respT = resp_buf[:M * b].reshape(M, b)
         np.matmul(BT, f.ZT[:, lo:hi], out=lpT)
         direct.copy_into(lpT, lo, hi)
-        _, resp = normalize_with_offsets(lpT, table, codes[lo:hi], respT, group, workspace,
-                                         sparse)
-        m_all[lo:hi], s_all[lo:hi] = workspace.m[:b], workspace.s[:b]
+        log_norm[lo:hi], resp = normalize_with_offsets(lpT, table, codes[lo:hi], respT, group,
+                                                       workspace, sparse)
         if resp is None:                               # left compacted in the workspace
             moments_add(total, f.padded_rows, row_stride(P), lo, b, workspace.buf,
                         workspace.idx, workspace.starts, chains, P % 2 == 1)
@@ -103,8 +102,6 @@ def blocked_e_step(data: PRBFData, params: PRBFParams,
             total += f.weights_T[:, lo:hi] @ respT.T   # the whole product's running sum
         if kept is not None:
             kept.add(lo, respT if resp is not None else None, workspace)
-    with np.errstate(divide="ignore"):
-        log_norm = m_all + np.log(s_all)               # as each call's, in one pass
     estep = finish_e_step(data, params, w, table, None, None, log_norm, total.T)
     return estep if kept is None else replace(estep, resp_columns=kept.columns)
 

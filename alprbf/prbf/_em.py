@@ -68,11 +68,12 @@ def m_step(data: PRBFData, estep: EStep, params: PRBFParams, reg_covar: float = 
     """
     ct = params.covariance_type
     resp = estep.resp
-    if resp is None:                # a blocked E-step: the responsibilities only if needed
-        def resp() -> np.ndarray:
-            return e_step(data, params).resp
+    if resp is None:                # a blocked E-step: the columns it kept, or the whole one's
+        def whole_columns(comps: np.ndarray) -> np.ndarray:
+            return e_step(data, params).resp.T[comps].T
+        resp = estep.resp_columns or whole_columns
     _, means, covs, prec = gaussian_parameters_and_precisions(
-        data.features, resp, reg_covar, estep.moments, resp_columns=estep.resp_columns)
+        data.features, resp, reg_covar, estep.moments)
     keep = estep.counts.sum(axis=1) < DEAD_MASS
     if fixed_components is not None:
         keep = keep | np.asarray(fixed_components, dtype=bool)

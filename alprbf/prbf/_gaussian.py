@@ -500,10 +500,8 @@ def parameters_from_moments(features: GaussianFeatures, moments: np.ndarray,
 
 
 def gaussian_parameters_and_precisions(features: GaussianFeatures,
-                                       resp: np.ndarray | Callable[[], np.ndarray],
-                                       reg_covar: float, moments: np.ndarray | None = None,
-                                       resp_columns: Callable[[np.ndarray], np.ndarray]
-                                       | None = None
+                                       resp: np.ndarray | Callable[[np.ndarray], np.ndarray],
+                                       reg_covar: float, moments: np.ndarray | None = None
                                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """:func:`estimate_gaussian_parameters` + :func:`compute_precision_cholesky`, accurate.
 
@@ -519,16 +517,15 @@ def gaussian_parameters_and_precisions(features: GaussianFeatures,
     Parameters
     ----------
     features : GaussianFeatures
-    resp : ndarray (n, M), or a function of no argument returning it
-        Read only for components whose expanded-form moments are inaccurate (rare); a
-        function is called only then.
+    resp : ndarray (n, M), or a function of the recomputed components' indices
+        The responsibilities, read only for components whose expanded-form moments are
+        inaccurate (rare).  A function ``resp(comps)`` returns ``resp[:, comps]``, an
+        (n, len(comps)) array with contiguous columns, and is called only then (a blocked
+        E-step keeps no (n, M) array: :attr:`~alprbf.prbf._estep.EStep.resp_columns`); it
+        needs ``moments``.
     reg_covar : float
     moments : ndarray (M, n_design + 1 + e), optional
         ``weighted_moments(features, resp)`` when the caller has it already (the E-step does).
-    resp_columns : function, optional
-        ``resp_columns(comps)`` gives ``resp[:, comps]`` as an (n, len(comps)) array with
-        contiguous columns; used instead of ``resp`` for the recomputed components (a blocked
-        E-step keeps its responsibilities this way, not as an (n, M) array).
 
     Returns
     -------
@@ -536,7 +533,8 @@ def gaussian_parameters_and_precisions(features: GaussianFeatures,
     """
     ct = features.covariance_type
     if moments is None:
-        resp = resp() if callable(resp) else resp
+        if callable(resp):
+            raise TypeError("responsibilities given as a function need their moments")
         moments = weighted_moments(features, resp)
     nk, means, covs = parameters_from_moments(features, moments, reg_covar)
     prec = compute_precision_cholesky(covs, ct)
@@ -544,11 +542,10 @@ def gaussian_parameters_and_precisions(features: GaussianFeatures,
     extent = np.sqrt(moments[:, features.n_design] / np.maximum(nk, 1e-300))
     bad = np.flatnonzero(extent > _accurate_radius(muc, prec, ct))
     if len(bad):
-        if resp_columns is not None:
-            cols = resp_columns(bad)
+        if callable(resp):
+            cols = resp(bad)
             columns = [cols[:, c] for c in range(len(bad))]
         else:
-            resp = resp() if callable(resp) else resp
             columns = [resp[:, j] for j in bad]
         for j, r in zip(bad, columns, strict=True):
             covs[j] = _direct_covariance(features.Xc - muc[j], r, nk[j], reg_covar, ct)
