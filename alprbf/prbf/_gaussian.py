@@ -545,7 +545,9 @@ def gaussian_parameters_and_precisions(features: GaussianFeatures,
         if callable(resp):
             cols = resp(bad)
             columns = [cols[:, c] for c in range(len(bad))]
-        else:
+        else:   # column by column, not resp[:, bad]: that copy of a C-ordered resp (the
+            # split's) has contiguous columns, and BLAS's vector product in the diag and
+            # spherical covariances gives other bits for them than for strided ones
             columns = [resp[:, j] for j in bad]
         for j, r in zip(bad, columns, strict=True):
             covs[j] = _direct_covariance(features.Xc - muc[j], r, nk[j], reg_covar, ct)
