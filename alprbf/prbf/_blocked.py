@@ -17,7 +17,7 @@ import numpy as np
 
 from ._data import PRBFData
 from ._estep import EStep, finish_e_step, mixture_weights, offset_table
-from ._gaussian import direct_log_densities, log_prob_coefficients
+from ._gaussian import FarRowDensities, log_prob_coefficients
 from ._gemm_blocks import gemm_k_blocks
 from ._normalize import NormalizeWorkspace, common_code, normalize_with_offsets
 from ._params import PRBFParams
@@ -69,7 +69,7 @@ def blocked_e_step(data: PRBFData, params: PRBFParams,
     pc, ct = params.precisions_cholesky, params.covariance_type
     BT, muc, log_det = log_prob_coefficients(f, params.means, pc, ct)
     bounds, groups = blocks
-    direct = _DirectEntries(f, muc, pc, ct, log_det)   # rows beyond an accurate radius
+    direct = FarRowDensities(f, muc, pc, ct, log_det)   # rows beyond an accurate radius
     w = mixture_weights(params)
     table = np.ascontiguousarray(offset_table(params, w), dtype=np.float64)
     M = params.n_components
@@ -92,7 +92,7 @@ def blocked_e_step(data: PRBFData, params: PRBFParams,
         lpT = lp_buf[:M * b].reshape(M, b)
         respT = resp_buf[:M * b].reshape(M, b)
         np.matmul(BT, f.ZT[:, lo:hi], out=lpT)
-        direct.copy_into(lpT, lo, hi)
+        direct.write(lpT, lo, hi)
         log_norm[lo:hi], resp = normalize_with_offsets(lpT, table, codes[lo:hi], respT, group,
                                                        workspace, sparse)
         if resp is None:                               # left compacted in the workspace
@@ -104,25 +104,6 @@ def blocked_e_step(data: PRBFData, params: PRBFParams,
             kept.add(lo, respT if resp is not None else None, workspace)
     estep = finish_e_step(data, params, w, table, None, None, log_norm, total.T)
     return estep if kept is None else replace(estep, resp_columns=kept.columns)
-
-
-class _DirectEntries:
-    """The log densities a whole E-step evaluates directly
-    (:func:`~alprbf.prbf._gaussian.direct_log_densities`, the same values), sorted by row,
-    to overwrite block by block."""
-
-    def __init__(self, f, muc, pc, ct, log_det):
-        comps, rows, values = direct_log_densities(f, muc, pc, ct, log_det)
-        order = np.argsort(rows, kind="stable")
-        self.comps, self.rows, self.values = comps[order], rows[order], values[order]
-
-    def __bool__(self) -> bool:
-        return len(self.rows) > 0
-
-    def copy_into(self, lpT: np.ndarray, lo: int, hi: int) -> None:
-        if len(self.rows):
-            a, b = np.searchsorted(self.rows, (lo, hi))
-            lpT[self.comps[a:b], self.rows[a:b] - lo] = self.values[a:b]
 
 
 class _KeptResponsibilities:

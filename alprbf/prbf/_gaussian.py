@@ -40,12 +40,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
-from functools import cached_property
+from functools import cache, cached_property
 
 import numpy as np
 from scipy.linalg import solve_triangular
 from scipy.linalg.lapack import dtrtri
 
+from ._far_rows import write_far
 from ._params import COVARIANCE_TYPES
 from ._sparse_moments import padded_rows
 
@@ -311,9 +312,92 @@ def estimate_log_gaussian_prob(X: np.ndarray | None, means: np.ndarray,
     else:
         for rows, ZTb in f.blocks():
             np.matmul(BT, ZTb, out=outT[:, rows])
-    comps, rows, values = direct_log_densities(f, muc, pc, covariance_type, log_det)
-    outT[comps, rows] = values
+    FarRowDensities(f, muc, pc, covariance_type, log_det).write(outT, 0, n)
     return outT.T
+
+
+class FarRowDensities:
+    """The log densities evaluated directly instead of by the design (rows beyond each
+    component's accurate radius, :func:`direct_log_densities`), written into blocks of rows.
+
+    Where :func:`compiled_far_rows_match` holds ("diag" and "spherical"), each block's entries
+    are computed as it is written (:func:`~alprbf.prbf._far_rows.write_far`, the same bits);
+    otherwise all entries are computed here by :func:`direct_log_densities` and sorted by row.
+
+    Parameters
+    ----------
+    features : GaussianFeatures
+    muc, precisions_cholesky, covariance_type, log_det
+        As :func:`direct_log_densities` takes them.
+    compiled : bool, optional
+        Force the compiled form (True; "diag" and "spherical" only) or the NumPy one (False);
+        by default the compiled one where it is checked to give the same bits.
+    """
+
+    def __init__(self, features: GaussianFeatures, muc: np.ndarray, precisions_cholesky,
+                 covariance_type: str, log_det: np.ndarray, compiled: bool | None = None
+                 ) -> None:
+        f = self._features = features
+        pc = np.asarray(precisions_cholesky, dtype=np.float64)
+        self._limit = _accurate_radius(muc, pc, covariance_type)
+        self._far = np.flatnonzero(f.radius > self._limit) if f.n_samples else np.zeros(0, int)
+        self._entries = self._compiled = None
+        if not len(self._far):
+            return
+        d = f.X.shape[1]
+        if compiled is None:
+            compiled = covariance_type != "full" and compiled_far_rows_match(d)
+        if compiled:
+            scale = pc if covariance_type == "diag" else pc.reshape(-1, 1)
+            self._compiled = (f.Xc, f.row_norms, self._far, self._limit,
+                              np.ascontiguousarray(muc, dtype=np.float64),
+                              np.ascontiguousarray(scale), covariance_type == "spherical",
+                              d * _LOG_2PI, np.ascontiguousarray(log_det, dtype=np.float64))
+        else:
+            comps, rows, values = direct_log_densities(f, muc, pc, covariance_type, log_det)
+            order = np.argsort(rows, kind="stable")
+            self._entries = comps[order], rows[order], values[order]
+
+    def __bool__(self) -> bool:
+        """Whether any row is beyond a component's accurate radius."""
+        return len(self._far) > 0
+
+    def write(self, outT: np.ndarray, lo: int, hi: int) -> None:
+        """Overwrite ``outT[j, i - lo]`` with the direct log density of each far row
+        ``lo <= i < hi`` under component ``j`` (``outT`` of shape (M, hi - lo), C-contiguous)."""
+        if self._compiled is not None:
+            norms = self._features.row_norms
+            if lo == 0 and hi == len(norms):
+                by_norm = np.ascontiguousarray(self._features.rows_by_norm[0][::-1])
+            else:
+                by_norm = lo + np.argsort(-norms[lo:hi], kind="stable")
+            write_far(outT, lo, by_norm, *self._compiled)
+        elif self._entries is not None:
+            comps, rows, values = self._entries
+            a, b = np.searchsorted(rows, (lo, hi))
+            outT[comps[a:b], rows[a:b] - lo] = values[a:b]
+
+
+@cache
+def compiled_far_rows_match(n_features: int) -> bool:
+    """Whether :func:`~alprbf.prbf._far_rows.write_far` gives the bits of
+    :func:`direct_log_densities` in this process, for rows of ``n_features`` coordinates:
+    checked once per width on random data ("diag" and "spherical", most rows far)."""
+    d = n_features
+    rng = np.random.default_rng(7919 * d + 1)
+    X = rng.standard_normal((67, d)) * np.exp(rng.uniform(0.0, 3.0, d))
+    f = GaussianFeatures(X, "diag", max_bytes=0)
+    muc = 0.01 * rng.standard_normal((5, d))
+    diag = np.exp(rng.uniform(0.0, 16.0, (5, d)))
+    diag[:, 0] = np.exp(16.0)                        # a small accurate radius: most rows far
+    for ct, pc in (("diag", diag), ("spherical", np.exp(rng.uniform(12.0, 16.0, 5)))):
+        log_det = log_det_cholesky(pc, ct, d)
+        want, got = np.zeros((5, len(X))), np.zeros((5, len(X)))
+        FarRowDensities(f, muc, pc, ct, log_det, compiled=False).write(want, 0, len(X))
+        FarRowDensities(f, muc, pc, ct, log_det, compiled=True).write(got, 0, len(X))
+        if not np.array_equal(got.view(np.uint64), want.view(np.uint64)):
+            return False
+    return True
 
 
 def direct_log_densities(features: GaussianFeatures, muc: np.ndarray, precisions_cholesky,
@@ -326,7 +410,9 @@ def direct_log_densities(features: GaussianFeatures, muc: np.ndarray, precisions
 
     The squared distances are computed component by component (:func:`_direct_quad`; one
     batch over all entries gathered the means and precisions per entry and took twice as
-    long); the rows of a component come from the norms sorted once per data.
+    long); the rows of a component come from the norms sorted once per data.  This NumPy form
+    is the reference: :class:`FarRowDensities` takes a compiled form with its bits where that
+    is checked to hold.
     """
     f = features
     d = f.X.shape[1]
