@@ -2,11 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import os
-import platform
-import subprocess
-import sys
 from dataclasses import replace
 from itertools import pairwise
 
@@ -21,6 +16,7 @@ import alprbf.prbf._em as em
 from alprbf.prbf import e_step, fit_em, initialize_params, prepare_data, run_em
 from alprbf.prbf._gaussian import direct_log_densities, log_prob_coefficients
 from alprbf.prbf._gemm_blocks import _probe_rows, blocked_moments, gemm_k_blocks, k_partition
+from tests.pinned import pinned_json, x86_only
 
 CTS = ("full", "diag", "spherical")
 
@@ -116,8 +112,7 @@ def test_blocked_e_step_has_the_bits_of_e_step(ct):
     _blocked_equals_whole(ct)     # where this BLAS gives blocks (else None, checked below)
 
 
-@pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"),
-                    reason="the pinned OpenBLAS Haswell kernel exists on x86-64 only")
+@x86_only
 def test_blocked_e_step_applies_under_the_kernels_every_command_pins():
     """In a process with the pinned kernels (alprbf.cpu), the probe finds OpenBLAS's Haswell
     blocks (Q = 256, U = 4) and the blocked E-step equals the whole one for every type."""
@@ -127,14 +122,7 @@ def test_blocked_e_step_applies_under_the_kernels_every_command_pins():
 
 def _pinned_results(helper: str) -> list:
     """``[helper(ct) for ct in CTS]`` in a process with the kernels every command pins."""
-    code = ("import json, sys; sys.path.insert(0, 'tests'); import test_prbf_blocked as t; "
-            "from threadpoolctl import threadpool_limits\nwith threadpool_limits(1): "
-            f"print(json.dumps([t.{helper}(ct) for ct in t.CTS]))")
-    env = {**os.environ, "OPENBLAS_CORETYPE": "Haswell", "OPENBLAS_NUM_THREADS": "1",
-           "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR"}
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         check=True, cwd=os.path.dirname(os.path.dirname(__file__)))
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return pinned_json("test_prbf_blocked", f"[t.{helper}(ct) for ct in t.CTS]")
 
 
 @pytest.mark.parametrize("ct", CTS)
@@ -244,8 +232,7 @@ def test_blocked_e_step_with_rows_beyond_the_accurate_radius(ct):
     _collapsed_blocked_equals_whole(ct)     # where this BLAS gives blocks
 
 
-@pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"),
-                    reason="the pinned OpenBLAS Haswell kernel exists on x86-64 only")
+@x86_only
 def test_collapsed_components_keep_the_blocked_e_step_under_the_pinned_kernels():
     counts = _pinned_results("_collapsed_blocked_equals_whole")
     assert all(c is not None and c > 0 for c in counts), counts

@@ -18,9 +18,7 @@ from threadpoolctl import threadpool_limits
 import alprbf.prbf._blocked as blocked
 import alprbf.prbf._sparse_moments as sm
 from alprbf.prbf import e_step, initialize_params, prepare_data, run_em
-
-PINNED = {"OPENBLAS_CORETYPE": "Haswell", "OPENBLAS_NUM_THREADS": "1",
-          "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR"}
+from tests.pinned import PINNED
 
 
 @pytest.fixture(autouse=True)

@@ -70,7 +70,7 @@ TAIL, SCALE_BITS = _table()
 
 
 @intrinsic
-def _fma(typingctx, a, b, c):
+def fma(typingctx, a, b, c):
     """``a * b + c`` rounded once (LLVM's ``llvm.fma``)."""
     sig = types.float64(types.float64, types.float64, types.float64)
 
@@ -129,20 +129,20 @@ def _exp_row(a, tail, scale_bits):  # pragma: no cover - compiled
     mask = np.uint64(N_TABLE - 1)
     for i in range(len(a)):
         x = a[i]
-        kd = _fma(x, INV_LN2_N, SHIFT)
+        kd = fma(x, INV_LN2_N, SHIFT)
         ki = _bits(kd)
         kd = kd - SHIFT
-        r = _fma(kd, NEG_LN2_HI_N, x)
-        r = _fma(kd, NEG_LN2_LO_N, r)
+        r = fma(kd, NEG_LN2_HI_N, x)
+        r = fma(kd, NEG_LN2_LO_N, r)
         k = ki & mask
-        p23 = _fma(r, C3, C2)
+        p23 = fma(r, C3, C2)
         t = r + tail[k]
         scale = _from_bits(scale_bits[k] + (ki << np.uint64(45)))
         r2 = r * r
-        p45 = _fma(r, C5, C4)
-        t = _fma(p23, r2, t)
-        t = _fma(r2 * r2, p45, t)
-        a[i] = _fma(scale, t, scale)
+        p45 = fma(r, C5, C4)
+        t = fma(p23, r2, t)
+        t = fma(r2 * r2, p45, t)
+        a[i] = fma(scale, t, scale)
 
 
 @_jit

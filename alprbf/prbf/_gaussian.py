@@ -47,8 +47,10 @@ from scipy.linalg import solve_triangular
 from scipy.linalg.lapack import dtrtri
 
 from ._far_rows import write_far
+from ._gemm_blocks import blas_single_threaded
 from ._params import COVARIANCE_TYPES
 from ._sparse_moments import padded_rows
+from ._sparse_variance import is_strided, sparse_variance_match, weighted_squared_deviations
 
 MAX_FEATURE_BYTES = 256 * 2**20
 """Largest quadratic-feature matrix (bytes) that :class:`GaussianFeatures` caches."""
@@ -513,15 +515,24 @@ def _direct_quad(diff: np.ndarray, pc_j: np.ndarray, covariance_type: str) -> np
     return pc_j * pc_j * np.einsum("ia,ia->i", diff, diff)
 
 
-def _direct_covariance(diff: np.ndarray, r: np.ndarray, nk: float, reg_covar: float,
-                       covariance_type: str) -> np.ndarray:
-    """Weighted covariance of the rows of ``diff`` (centred at the weighted mean) + floor."""
-    if covariance_type == "full":
+def _direct_covariance(features: GaussianFeatures, mu: np.ndarray, r: np.ndarray, nk: float,
+                       reg_covar: float, sparse: bool) -> np.ndarray:
+    """Weighted covariance of the rows of ``features.Xc`` around ``mu`` (the weighted mean,
+    relative to the centre) + floor.  ``sparse``: the weighted squares over the non-zero
+    weights only (:func:`~alprbf.prbf._sparse_variance.weighted_squared_deviations`, "diag"
+    and "spherical"; the caller checks that it gives NumPy's bits)."""
+    ct = features.covariance_type
+    if sparse:
+        v = weighted_squared_deviations(features.Xc, mu, r, is_strided(r),
+                                        np.empty(len(mu))) / nk + reg_covar
+        return v if ct == "diag" else v.mean()
+    diff = features.Xc - mu
+    if ct == "full":
         c = (r * diff.T) @ diff / nk
         c.flat[:: len(c) + 1] += reg_covar
         return c
     v = (r @ (diff * diff)) / nk + reg_covar
-    return v if covariance_type == "diag" else v.mean()
+    return v if ct == "diag" else v.mean()
 
 
 def weighted_moments(features: GaussianFeatures, resp: np.ndarray) -> np.ndarray:
@@ -635,8 +646,12 @@ def gaussian_parameters_and_precisions(features: GaussianFeatures,
             # split's) has contiguous columns, and BLAS's vector product in the diag and
             # spherical covariances gives other bits for them than for strided ones
             columns = [resp[:, j] for j in bad]
+        n, d = features.Xc.shape
+        sparse_ok = (ct != "full" and features.Xc.flags.c_contiguous
+                    and blas_single_threaded())
         for j, r in zip(bad, columns, strict=True):
-            covs[j] = _direct_covariance(features.Xc - muc[j], r, nk[j], reg_covar, ct)
+            sparse = sparse_ok and sparse_variance_match(n, d, is_strided(r))
+            covs[j] = _direct_covariance(features, muc[j], r, nk[j], reg_covar, sparse)
         prec[bad] = compute_precision_cholesky(covs[bad], ct)
     return nk, means, covs, prec
 

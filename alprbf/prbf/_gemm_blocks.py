@@ -117,6 +117,15 @@ def blas_single_threaded() -> bool:
     return all(lib.num_threads == 1 for lib in _controller().lib_controllers)
 
 
+def blas_openblas_haswell() -> bool:
+    """Whether every BLAS loaded in this process is OpenBLAS running its Haswell kernels (the
+    ones every ``alprbf`` command pins, :mod:`alprbf.cpu`)."""
+    libs = [lib for lib in _controller().lib_controllers if lib.user_api == "blas"]
+    return bool(libs) and all(lib.internal_api == "openblas"
+                              and getattr(lib, "architecture", None) == "Haswell"
+                              for lib in libs)
+
+
 @functools.cache
 def _controller() -> ThreadpoolController:
     return ThreadpoolController()      # the libraries loaded by now, NumPy's BLAS included
