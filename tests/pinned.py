@@ -10,12 +10,14 @@ import sys
 
 import pytest
 
-PINNED = {"OPENBLAS_CORETYPE": "Haswell", "OPENBLAS_NUM_THREADS": "1",
-          "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR"}
-"""OpenBLAS's Haswell kernels, one BLAS thread and NumPy's AVX2 loops (:mod:`alprbf.cpu`)."""
+from alprbf import cpu
+
+PINNED = {**cpu.PINNED, "OPENBLAS_NUM_THREADS": "1"}
+"""The kernels :mod:`alprbf.cpu` pins (OpenBLAS's Haswell, NumPy's AVX2 loops), one BLAS
+thread."""
 
 x86_only = pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"),
-                              reason="the pinned OpenBLAS Haswell kernel exists on x86-64 only")
+                              reason="the pinned kernels (OpenBLAS Haswell, NumPy AVX2) are x86-64 only")
 
 
 def pinned_json(module: str, expression: str):

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import platform
-
 import numpy as np
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,8 +14,7 @@ from alprbf.prbf._gaussian import (
     direct_log_densities,
     log_det_cholesky,
 )
-
-X86 = platform.machine().lower() in ("x86_64", "amd64")
+from tests.pinned import x86_only
 
 
 def _case(seed, n, d, M, ct):
@@ -73,7 +69,7 @@ def test_the_cases_have_far_rows_and_near_ones():
     assert all(0 < c < 80 * 5 for c in counts), counts
 
 
-@pytest.mark.skipif(not X86, reason="the einsum loop replicated is NumPy's x86-64 baseline")
+@x86_only
 def test_the_compiled_form_is_taken_on_x86_64():
     assert all(compiled_far_rows_match(d) for d in (1, 2, 7, 8, 9, 16, 62, 64, 65))
 

@@ -3,12 +3,6 @@ product's bits where the probe says so, and a blocked E-step that uses it keeps 
 
 from __future__ import annotations
 
-import json
-import os
-import platform
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -18,7 +12,7 @@ from threadpoolctl import threadpool_limits
 import alprbf.prbf._blocked as blocked
 import alprbf.prbf._sparse_moments as sm
 from alprbf.prbf import e_step, initialize_params, prepare_data, run_em
-from tests.pinned import PINNED
+from tests.pinned import pinned_json, x86_only
 
 
 @pytest.fixture(autouse=True)
@@ -161,41 +155,32 @@ def _broken_kernel_is_refused():
         sm._checked.cache_clear()
 
 
-@pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"),
-                    reason="the pinned OpenBLAS Haswell kernel exists on x86-64 only")
+@x86_only
 def test_sparse_moments_apply_under_the_kernels_every_command_pins():
     """With the pinned kernels the probe passes for the E-step's shapes (odd and even left
     rows, more than WIDTH of them, components not a multiple of 4, short last blocks), the
     blocked E-step takes the sparse product and keeps the whole one's bits, and a kernel
     without the edge's four chains is refused."""
-    code = ("import json, sys; sys.path.insert(0, 'tests'); import test_prbf_sparse_moments as t;"
-            " from threadpoolctl import threadpool_limits; import alprbf.prbf._sparse_moments as"
-            " sm\nwith threadpool_limits(1):\n"
-            "  probes = [sm.sparse_moments_match(p, m, (256, 255, 133)) for p, m in"
-            " ((45, 270), (44, 269), (165, 150), (137, 271), (2028, 20), (3, 5))]\n"
-            "  calls = [t._blocked_sparse_equals_whole(ct) for ct in ('full', 'diag',"
-            " 'spherical')]\n"
-            "  print(json.dumps([probes, calls, t._broken_kernel_is_refused()]))")
-    out = subprocess.run([sys.executable, "-c", code], env={**os.environ, **PINNED},
-                         capture_output=True, text=True, check=True,
-                         cwd=os.path.dirname(os.path.dirname(__file__)))
-    probes, calls, broken = json.loads(out.stdout.strip().splitlines()[-1])
+    probes, calls, broken = pinned_json("test_prbf_sparse_moments", "t._pinned_checks()")
     assert probes == [True] * 6
     assert all(c is not None and c >= 3 for c in calls), calls
     assert broken is False
 
 
-@pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"),
-                    reason="the pinned OpenBLAS Haswell kernel exists on x86-64 only")
+@x86_only
 def test_run_em_gives_the_same_bits_with_and_without_sparse_moments():
     """Under the pinned kernels, EM with the sparse product follows the BLAS product's path
     bit for bit (histories and parameters)."""
-    code = ("import json, sys; sys.path.insert(0, 'tests'); import test_prbf_sparse_moments as t;"
-            " print(json.dumps(t._run_em_both()))")
-    out = subprocess.run([sys.executable, "-c", code], env={**os.environ, **PINNED},
-                         capture_output=True, text=True, check=True,
-                         cwd=os.path.dirname(os.path.dirname(__file__)))
-    assert json.loads(out.stdout.strip().splitlines()[-1]) == [True, True]
+    assert pinned_json("test_prbf_sparse_moments", "t._run_em_both()") == [True, True]
+
+
+def _pinned_checks():
+    """The shape probes, the blocked E-step's sparse products and the broken kernel's refusal
+    (for the pinned-kernels test above)."""
+    probes = [sm.sparse_moments_match(p, m, (256, 255, 133))
+              for p, m in ((45, 270), (44, 269), (165, 150), (137, 271), (2028, 20), (3, 5))]
+    calls = [_blocked_sparse_equals_whole(ct) for ct in ("full", "diag", "spherical")]
+    return [probes, calls, _broken_kernel_is_refused()]
 
 
 def _run_em_both():

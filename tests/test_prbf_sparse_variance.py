@@ -117,23 +117,20 @@ def _collapsed_m_step(ct):
     resp[40:, 2] = 0.0
     resp[rng.integers(40, 900, 3), 2] = 1e-9                     # a few far stragglers
     calls = []
-    original = g.weighted_squared_deviations
+    original, match = sv.weighted_squared_deviations, sv.sparse_variance_match
 
     def counted(*args):
         calls.append(1)
         return original(*args)
 
-    g.weighted_squared_deviations = counted
+    sv.weighted_squared_deviations = counted
     try:
         sparse = g.gaussian_parameters_and_precisions(f, resp, 1e-12)
         used = len(calls)
-        match, g.sparse_variance_match = g.sparse_variance_match, lambda *a: False
-        try:
-            dense = g.gaussian_parameters_and_precisions(f, resp, 1e-12)
-        finally:
-            g.sparse_variance_match = match
+        sv.sparse_variance_match = lambda *a: False
+        dense = g.gaussian_parameters_and_precisions(f, resp, 1e-12)
     finally:
-        g.weighted_squared_deviations = original
+        sv.weighted_squared_deviations, sv.sparse_variance_match = original, match
     same = all(np.array_equal(a, b) for a, b in zip(sparse, dense, strict=True))
     return bool(same), used
 

@@ -47,10 +47,9 @@ from scipy.linalg import solve_triangular
 from scipy.linalg.lapack import dtrtri
 
 from ._far_rows import write_far
-from ._gemm_blocks import blas_single_threaded
 from ._params import COVARIANCE_TYPES
 from ._sparse_moments import padded_rows
-from ._sparse_variance import is_strided, sparse_variance_match, weighted_squared_deviations
+from ._sparse_variance import sparse_squared_deviations
 
 MAX_FEATURE_BYTES = 256 * 2**20
 """Largest quadratic-feature matrix (bytes) that :class:`GaussianFeatures` caches."""
@@ -136,6 +135,16 @@ class GaussianFeatures:
         """Row indices by increasing ``row_norms``, and the sorted norms."""
         order = np.argsort(self.row_norms, kind="stable")
         return order, self.row_norms[order]
+
+    def rows_by_decreasing_norm(self, lo: int, hi: int) -> np.ndarray:
+        """Rows ``lo .. hi - 1`` by decreasing ``row_norms``; cached per range, as an EM loop
+        asks for the same blocks at every E-step (kept in the instance dict, like the cached
+        properties, so that instances pickled in a checkpoint before it existed still work)."""
+        cache = self.__dict__.setdefault("_by_norm", {})
+        rows = cache.get((lo, hi))
+        if rows is None:
+            rows = cache[lo, hi] = lo + np.argsort(-self.row_norms[lo:hi], kind="stable")
+        return rows
 
     @cached_property
     def padded_rows(self) -> np.ndarray:
@@ -368,12 +377,7 @@ class FarRowDensities:
         """Overwrite ``outT[j, i - lo]`` with the direct log density of each far row
         ``lo <= i < hi`` under component ``j`` (``outT`` of shape (M, hi - lo), C-contiguous)."""
         if self._compiled is not None:
-            norms = self._features.row_norms
-            if lo == 0 and hi == len(norms):
-                by_norm = np.ascontiguousarray(self._features.rows_by_norm[0][::-1])
-            else:
-                by_norm = lo + np.argsort(-norms[lo:hi], kind="stable")
-            write_far(outT, lo, by_norm, *self._compiled)
+            write_far(outT, lo, self._features.rows_by_decreasing_norm(lo, hi), *self._compiled)
         elif self._entries is not None:
             comps, rows, values = self._entries
             a, b = np.searchsorted(rows, (lo, hi))
@@ -516,22 +520,22 @@ def _direct_quad(diff: np.ndarray, pc_j: np.ndarray, covariance_type: str) -> np
 
 
 def _direct_covariance(features: GaussianFeatures, mu: np.ndarray, r: np.ndarray, nk: float,
-                       reg_covar: float, sparse: bool) -> np.ndarray:
+                       reg_covar: float) -> np.ndarray:
     """Weighted covariance of the rows of ``features.Xc`` around ``mu`` (the weighted mean,
-    relative to the centre) + floor.  ``sparse``: the weighted squares over the non-zero
-    weights only (:func:`~alprbf.prbf._sparse_variance.weighted_squared_deviations`, "diag"
-    and "spherical"; the caller checks that it gives NumPy's bits)."""
+    relative to the centre) + floor.  "diag" and "spherical" take the weighted squares over
+    the non-zero weights only where that gives NumPy's bits
+    (:func:`~alprbf.prbf._sparse_variance.sparse_squared_deviations`)."""
     ct = features.covariance_type
-    if sparse:
-        v = weighted_squared_deviations(features.Xc, mu, r, is_strided(r),
-                                        np.empty(len(mu))) / nk + reg_covar
-        return v if ct == "diag" else v.mean()
-    diff = features.Xc - mu
     if ct == "full":
+        diff = features.Xc - mu
         c = (r * diff.T) @ diff / nk
         c.flat[:: len(c) + 1] += reg_covar
         return c
-    v = (r @ (diff * diff)) / nk + reg_covar
+    squares = sparse_squared_deviations(features.Xc, mu, r)
+    if squares is None:
+        diff = features.Xc - mu
+        squares = r @ (diff * diff)
+    v = squares / nk + reg_covar
     return v if ct == "diag" else v.mean()
 
 
@@ -646,12 +650,8 @@ def gaussian_parameters_and_precisions(features: GaussianFeatures,
             # split's) has contiguous columns, and BLAS's vector product in the diag and
             # spherical covariances gives other bits for them than for strided ones
             columns = [resp[:, j] for j in bad]
-        n, d = features.Xc.shape
-        sparse_ok = (ct != "full" and features.Xc.flags.c_contiguous
-                    and blas_single_threaded())
         for j, r in zip(bad, columns, strict=True):
-            sparse = sparse_ok and sparse_variance_match(n, d, is_strided(r))
-            covs[j] = _direct_covariance(features, muc[j], r, nk[j], reg_covar, sparse)
+            covs[j] = _direct_covariance(features, muc[j], r, nk[j], reg_covar)
         prec[bad] = compute_precision_cholesky(covs[bad], ct)
     return nk, means, covs, prec
 

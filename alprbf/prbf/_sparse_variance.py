@@ -25,8 +25,9 @@ with a non-zero weight are computed; the squares are formed as NumPy forms them.
 Where it is used.  Only under OpenBLAS's Haswell kernels, with ``d >= 4`` (OpenBLAS unrolls
 narrower matrices differently) and where it is checked: :func:`sparse_variance_match`
 compares it with NumPy's product, bit for bit, on random data of the caller's shape and weight
-stride, once per shape and process; the caller also requires a single-threaded BLAS (a
-threaded ``dgemv`` splits the work differently).  A check alone is not enough elsewhere: under
+stride, once per shape and process; and only with a single-threaded BLAS (a threaded
+``dgemv`` splits the work differently).  :func:`sparse_squared_deviations` makes the whole
+decision.  A check alone is not enough elsewhere: under
 OpenBLAS's SkylakeX kernels the check passed for some shapes (n = 4 493-4 496, d = 4) whose
 other random cases then differed.  Elsewhere NumPy's product stays.
 """
@@ -39,7 +40,7 @@ import numba
 import numpy as np
 
 from ._exp import fma
-from ._gemm_blocks import blas_openblas_haswell
+from ._gemm_blocks import blas_openblas_haswell, blas_single_threaded
 
 _jit = numba.njit(cache=True, nogil=True, error_model="numpy")
 
@@ -98,6 +99,18 @@ def weighted_squared_deviations(Xc, mu, r, strided, out):
                 t = t + (v * v) * r[k]
         out[a] = out[a] + t
     return out
+
+
+def sparse_squared_deviations(Xc: np.ndarray, mu: np.ndarray, r: np.ndarray
+                              ) -> np.ndarray | None:
+    """``r @ ((Xc - mu) ** 2)`` over the non-zero weights only, with the bits of NumPy's
+    product, or ``None`` where that is not established here and now: ``Xc`` not C-contiguous,
+    a BLAS running several threads, or a shape :func:`sparse_variance_match` refuses."""
+    strided = is_strided(r)
+    if not (Xc.flags.c_contiguous and blas_single_threaded()
+            and sparse_variance_match(*Xc.shape, strided)):
+        return None
+    return weighted_squared_deviations(Xc, mu, r, strided, np.empty(Xc.shape[1]))
 
 
 def is_strided(r: np.ndarray) -> bool:
