@@ -17,7 +17,8 @@ PINNED = {**cpu.PINNED, "OPENBLAS_NUM_THREADS": "1"}
 thread."""
 
 x86_only = pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"),
-                              reason="the pinned kernels (OpenBLAS Haswell, NumPy AVX2) are x86-64 only")
+                              reason="the pinned kernels (OpenBLAS Haswell, NumPy AVX2) and "
+                                     "NumPy's x86-64 baseline exist on x86-64 only")
 
 
 def pinned_json(module: str, expression: str):
