@@ -17,6 +17,8 @@ Usage::
     nice .venv/bin/python benchmarks/bench_em.py --repeat 20 --cov full
     # each side timed over consecutive calls, as inside its own EM loop (warm caches)
     nice .venv/bin/python benchmarks/bench_em.py --repeat 4 --block 5
+    # each call from caches another 16 MiB of data went through (both sides)
+    nice .venv/bin/python benchmarks/bench_em.py --repeat 20 --flush 16
     # the regime of a QBC member late in a pen-digits fold (issue 5): 150-270 diagonal nodes,
     # 96 % of the rows unlabeled
     nice .venv/bin/python benchmarks/bench_em.py --cov diag --components 20 150 270 \
@@ -91,27 +93,32 @@ def make_data(n: int, d: int, K: int, seed: int = 0) -> tuple[np.ndarray, np.nda
     return rng.normal(size=(n, d)) + centers[y], y
 
 
-def median_times(fns, repeat: int, block: int = 1) -> list[float]:
+def median_times(fns, repeat: int, block: int = 1, flush_mb: float = 0.0) -> list[float]:
     """Median wall time of each function over ``repeat`` rounds of ``block`` consecutive calls
     each; the rounds alternate between the functions so that load drifts hit all.
 
     ``block = 1`` interleaves single calls: every call starts with the caches left by the
     other side's.  ``block > 1`` also times calls that follow a call of the same function, as
     iterations do inside an EM loop (both sides: run_em and GaussianMixture.fit).
+    ``flush_mb > 0`` reads that many MiB of other data, untimed, before every timed call
+    (both sides): each call then starts from caches holding little of its own data.
     """
+    junk = np.ones(int(flush_mb * 131072)) if flush_mb > 0 else None
     for fn in fns:
         fn()  # warm-up
     times = [[] for _ in fns]
     for _ in range(repeat):
         for fn, ts in zip(fns, times, strict=True):
             for _ in range(block):
+                if junk is not None:
+                    junk.sum()
                 t = time.perf_counter()
                 fn()
                 ts.append(time.perf_counter() - t)
     return [float(np.median(ts)) for ts in times]
 
 
-def bench_case(n, d, M, K, ct, repeat, unlabeled=0.0, block=1):
+def bench_case(n, d, M, K, ct, repeat, unlabeled=0.0, block=1, flush_mb=0.0):
     X, y = make_data(n, d, K)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -143,7 +150,7 @@ def bench_case(n, d, M, K, ct, repeat, unlabeled=0.0, block=1):
         for k, v in state.items():       # restart from the same parameters every time
             setattr(gm, k, v)
 
-    t_ours, t_sk = median_times([ours, theirs], repeat, block)
+    t_ours, t_sk = median_times([ours, theirs], repeat, block, flush_mb)
     return t_ours, t_sk, setup
 
 
@@ -160,14 +167,20 @@ def main() -> None:
     ap.add_argument("--block", type=int, default=1,
                     help="consecutive calls of one side per round (1: strictly interleaved, "
                          "each call after the other side's; see median_times)")
+    ap.add_argument("--flush", type=float, default=0.0, metavar="MIB",
+                    help="read this many MiB of other data before every timed call, both "
+                         "sides (0: none; see median_times)")
     ap.add_argument("--malloc", choices=["heap", "default"], default="heap",
                     help="allocator state for both sides (see the module docstring)")
     args = ap.parse_args()
     if args.block < 1:
         ap.error(f"--block must be >= 1, got {args.block}")
+    if args.flush < 0:
+        ap.error(f"--flush must be >= 0, got {args.flush}")
     print(f"allocator: {fix_allocator(args.malloc)}")
     print(f"timing: {args.repeat} rounds of {args.block} consecutive call(s) per side, "
-          "rounds interleaved")
+          "rounds interleaved"
+          + (f"; {args.flush:g} MiB of other data read before each call" if args.flush else ""))
     report = cpu.kernel_report()
     blas = ", ".join(report["blas"])
     print(f"kernels: {args.kernels} (pinned: {report['pinned']}; BLAS: {blas})")
@@ -181,7 +194,8 @@ def main() -> None:
         for frac in fracs:
             for n, d, M, K in cases:
                 for ct in args.cov:
-                    t_o, t_s, setup = bench_case(n, d, M, K, ct, args.repeat, frac, args.block)
+                    t_o, t_s, setup = bench_case(n, d, M, K, ct, args.repeat, frac, args.block,
+                                                 args.flush)
                     print(f"{frac:>4.2f} {n:>6} {d:>3} {M:>3} {K:>3} {ct:>9} {1e3 * t_o:>9.2f} "
                           f"{1e3 * t_s:>10.2f} {t_o / t_s:>6.3f} {1e3 * setup:>9.2f}", flush=True)
 
