@@ -27,6 +27,11 @@ PINNED = {
 OPT_OUT = "ALPRBF_NATIVE_KERNELS"
 
 
+def is_x86_64() -> bool:
+    """Whether this machine is x86-64, the only architecture whose kernels are pinned."""
+    return platform.machine().lower() in ("x86_64", "amd64")
+
+
 def pin_kernels() -> bool:
     """Set the pinned kernels in ``os.environ`` unless opted out, not on x86-64, or too late.
 
@@ -34,7 +39,7 @@ def pin_kernels() -> bool:
     NumPy is imported (the libraries read the variables when they load); after that it
     changes nothing and returns False.
     """
-    if os.environ.get(OPT_OUT) == "1" or platform.machine().lower() not in ("x86_64", "amd64"):
+    if os.environ.get(OPT_OUT) == "1" or not is_x86_64():
         return False
     if "numpy" in sys.modules:
         return False

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import subprocess
 import sys
 
@@ -16,7 +15,7 @@ PINNED = {**cpu.PINNED, "OPENBLAS_NUM_THREADS": "1"}
 """The kernels :mod:`alprbf.cpu` pins (OpenBLAS's Haswell, NumPy's AVX2 loops), one BLAS
 thread."""
 
-x86_only = pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"),
+x86_only = pytest.mark.skipif(not cpu.is_x86_64(),
                               reason="the pinned kernels (OpenBLAS Haswell, NumPy AVX2) and "
                                      "NumPy's x86-64 baseline exist on x86-64 only")
 

@@ -4,19 +4,16 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import subprocess
 import sys
 
-import pytest
-
 from alprbf import cpu
+from tests.pinned import x86_only
 
 PROBE = ("import json, os, alprbf.cli, numpy; from alprbf.cpu import kernel_report; "
          "print(json.dumps(kernel_report()))")
 
-pytestmark = pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"),
-                                reason="kernel pinning applies to x86-64 only")
+pytestmark = x86_only
 
 
 def _probe(**env) -> dict:
