@@ -57,3 +57,37 @@ def test_choice_is_measured_once():
     first = _compress.use_vector_compaction()
     assert isinstance(first, bool)
     assert _compress.use_vector_compaction() is first
+
+
+def test_lane_by_lane_form_where_the_cpu_has_no_compress_instruction(tmp_path):
+    """Numba compiling for a CPU without AVX-512 (the host's features with every AVX-512 one
+    turned off) takes the lane-by-lane stores, which LLVM's own expansion of the intrinsic
+    would abort in; they give the oracle's values."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from llvmlite import binding as llvm
+
+    features = ",".join(("-" if name.startswith("avx512") else ("+" if on else "-")) + name
+                        for name, on in llvm.get_host_cpu_features().items())
+    script = (
+        "import json, numpy as np\n"
+        "from alprbf.prbf import _compress\n"
+        "from alprbf.prbf._normalize import CLIP\n"
+        "w = np.array([0.0, -500.0, -1.0, np.nan, -np.inf, -460.0, -2.0, -900.0, -3.0, -4.0])\n"
+        "m = np.zeros_like(w)\n"
+        "buf = np.full(len(w) + _compress.SLACK, 7.0)\n"
+        "idx = np.full(len(w) + _compress.SLACK, -1, dtype=np.int64)\n"
+        "k = _compress.row_compact(w, m, buf, idx, 0, CLIP, True)\n"
+        "print(json.dumps([_compress.compress_instruction(), repr(buf[:k].tolist()),"
+        " idx[:k].tolist()]))\n")
+    env = {**os.environ, "NUMBA_CPU_FEATURES": features, "NUMBA_CACHE_DIR": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    has_compress, values, index = json.loads(out.stdout)
+    want_e, want_i = oracle(np.array([0.0, -500.0, -1.0, np.nan, -np.inf, -460.0, -2.0, -900.0,
+                                      -3.0, -4.0]), np.zeros(10))
+    assert has_compress is False
+    assert values == repr(want_e.tolist()) and index == want_i.tolist()

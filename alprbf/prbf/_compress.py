@@ -8,9 +8,9 @@ block.  Here eight entries are shifted, clipped and compared at once, and LLVM's
 ``llvm.experimental.vector.compress`` packs the survivors to the front of a register, which is
 stored whole at the buffer's end (its unused lanes are overwritten by the next store or never
 read): about 0.5 ns per entry where the CPU has a compress instruction (AVX-512).  Elsewhere
-LLVM expands the intrinsic lane by lane; :func:`use_vector_compaction` therefore times both
-forms once per process and keeps the faster.  Both copy the same values to the same places:
-only speed depends on the choice.
+the eight lanes are stored one by one (:func:`compress_instruction`).
+:func:`use_vector_compaction` times both forms once per process and keeps the faster.  Both
+copy the same values to the same places: only speed depends on the choice.
 
 The buffers need :data:`SLACK` spare slots past the last possible survivor.
 """
@@ -22,6 +22,7 @@ import time
 
 import numba
 import numpy as np
+from llvmlite import binding as llvm
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
@@ -69,6 +70,14 @@ def _shift_compress8(typingctx, w, m, i, buf, idx, k, clip):
         keep = builder.fcmp_unordered(">", e, c)                           # not e <= clip
         index = builder.add(splat(i_v, v8i), ir.Constant(v8i, list(range(LANES))))
         module = builder.module
+        if not compress_instruction():             # lane by lane, as the one-entry loop
+            k = k_v
+            for lane in range(LANES):
+                at = ir.Constant(i32, lane)
+                builder.store(builder.extract_element(e, at), builder.gep(bp, [k]))
+                builder.store(builder.extract_element(index, at), builder.gep(ip, [k]))
+                k = builder.add(k, builder.zext(builder.extract_element(keep, at), i64))
+            return k
         pack_d = cgutils.get_or_insert_function(module, ir.FunctionType(v8d, [v8d, v8b, v8d]),
                                                 "llvm.experimental.vector.compress.v8f64")
         pack_i = cgutils.get_or_insert_function(module, ir.FunctionType(v8i, [v8i, v8b, v8i]),
@@ -101,6 +110,18 @@ def row_compact(w, m, buf, idx, k, clip, vector):  # pragma: no cover - compiled
         idx[k] = i                                 # (no branch to mispredict)
         k += not e <= clip
     return k
+
+
+@functools.cache
+def compress_instruction() -> bool:
+    """Whether numba compiles for a CPU with AVX-512 (``vcompresspd``), where the intrinsic
+    is one instruction.  Elsewhere :func:`_shift_compress8` stores lane by lane: LLVM's own
+    expansion of the intrinsic for AVX2 aborts in the LLVM that llvmlite 0.50 ships (an
+    assertion in ``SelectionDAG::getConstant``, seen on an AMD EPYC, Zen 3).  Follows
+    ``NUMBA_CPU_FEATURES`` where it is set, as numba's code generation does."""
+    if numba.config.CPU_FEATURES is not None:
+        return "+avx512f" in numba.config.CPU_FEATURES.split(",")
+    return bool(llvm.get_host_cpu_features().get("avx512f", False))
 
 
 @functools.cache
