@@ -233,15 +233,19 @@ def _read_table(path: Path, verify: bool = False,
     """
     try:
         data = path.read_bytes()
-        table = pq.read_table(pa.BufferReader(data))
-    except (pa.ArrowException, OSError) as exc:
+    except OSError as exc:
         raise UserError(f"unreadable result file {path}: {exc}") from None
-    if verify:
+    if verify:                                     # before parsing: damage can break either
         problem = _checksum_problem(path, data)
         if problem:
             raise UserError(f"task file {path} {problem}; run the experiment again into "
                             f"{path.parent.parent} (alprbf run) to redo that task, or delete "
                             "the file")
+    try:
+        table = pq.read_table(pa.BufferReader(data))
+    except pa.ArrowException as exc:
+        raise UserError(f"unreadable result file {path}: {exc}") from None
+    if verify:
         digest = (table.schema.metadata or {}).get(CONFIG_DIGEST_KEY)
         if expected_digests and digest is not None \
                 and digest.decode() not in expected_digests:

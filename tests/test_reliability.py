@@ -170,6 +170,18 @@ def test_damaged_task_files_are_run_again_and_refused_by_the_report(tmp_path):
     assert before[cols].astype(str).equals(after[cols].astype(str))
 
 
+@pytest.mark.parametrize("where", [10, -20])      # in the data pages; in the Parquet footer
+def test_a_damaged_file_is_named_by_its_checksum_wherever_the_damage_is(tmp_path, where):
+    """The checksum is checked before the file is parsed: a flip that breaks Parquet's own
+    metadata gets the same message as one that leaves the file readable."""
+    _, out = _tiny_run(tmp_path)
+    path = task_files(out)[0]
+    data = bytearray(path.read_bytes())
+    data[where] ^= 0x01
+    path.write_bytes(bytes(data))
+    refused(["report", str(out), "--out", str(tmp_path / "rep")], path.name, "checksum")
+
+
 def test_a_task_file_without_its_checksum_counts_as_unfinished(tmp_path):
     cfg, out = _tiny_run(tmp_path)
     checksum_file(task_files(out)[0]).unlink()
