@@ -48,14 +48,23 @@ def pin_kernels() -> bool:
     return True
 
 
+#: The CPU flags that decide which kernels the libraries can choose (``kernel_report``).
+SIMD_FLAGS = ("avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512dq")
+
+
 def kernel_report() -> dict[str, object]:
-    """What chose this process's kernels: the CPU, the variables, the BLAS kernel in use."""
+    """What chose this process's kernels: the CPU (its name, family and model, and which of
+    :data:`SIMD_FLAGS` it has), the variables, the BLAS kernel in use."""
     from threadpoolctl import threadpool_info
 
     blas = sorted(f"{d.get('internal_api')} {d.get('version')} {d.get('architecture')}"
                   for d in threadpool_info() if d.get("user_api") == "blas")  # load order varies
+    info = _cpuinfo()
     return {
-        "cpu": _cpu_model(),
+        "cpu": info.get("model name") or platform.processor() or "unknown",
+        "cpu_family_model": (f"family {info['cpu family']}, model {info['model']}"
+                             if "cpu family" in info and "model" in info else None),
+        "cpu_simd": [f for f in SIMD_FLAGS if f in info.get("flags", "").split()],
         "machine": platform.machine(),
         "pinned": all(os.environ.get(k) == v for k, v in PINNED.items()),
         **{k: os.environ.get(k) for k in (*PINNED, OPT_OUT)},
@@ -63,11 +72,16 @@ def kernel_report() -> dict[str, object]:
     }
 
 
-def _cpu_model() -> str:
+def _cpuinfo() -> dict[str, str]:
+    """The first processor's fields in ``/proc/cpuinfo`` (empty where there is none)."""
+    fields: dict[str, str] = {}
     try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
+        text = Path("/proc/cpuinfo").read_text()
     except OSError:
-        pass
-    return platform.processor() or "unknown"
+        return fields
+    for line in text.splitlines():
+        if not line.strip():
+            break                                  # the first processor's block ends
+        key, _, value = line.partition(":")
+        fields.setdefault(key.strip(), value.strip())
+    return fields

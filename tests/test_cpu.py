@@ -45,3 +45,16 @@ def test_too_late_once_numpy_is_loaded():
     import numpy  # noqa: F401  (pytest has loaded it already)
 
     assert cpu.pin_kernels() is False
+
+
+def test_the_report_names_the_cpu_and_its_vector_extensions():
+    report = _probe()
+    assert set(report["cpu_simd"]) <= set(cpu.SIMD_FLAGS)
+    try:
+        text = open("/proc/cpuinfo").read()
+    except OSError:
+        return
+    flags = next(line for line in text.splitlines() if line.startswith("flags")).split()
+    assert report["cpu_simd"] == [f for f in cpu.SIMD_FLAGS if f in flags]
+    family = next(line for line in text.splitlines() if line.startswith("cpu family"))
+    assert report["cpu_family_model"].startswith(f"family {family.split(':')[1].strip()},")
