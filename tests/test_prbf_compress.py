@@ -70,13 +70,14 @@ def test_lane_by_lane_form_where_the_cpu_has_no_compress_instruction(tmp_path):
 
     from llvmlite import binding as llvm
 
+    w = [0.0, -500.0, -1.0, np.nan, -np.inf, -460.0, -2.0, -900.0, -3.0, -4.0]
     features = ",".join(("-" if name.startswith("avx512") else ("+" if on else "-")) + name
                         for name, on in llvm.get_host_cpu_features().items())
     script = (
         "import json, numpy as np\n"
         "from alprbf.prbf import _compress\n"
         "from alprbf.prbf._normalize import CLIP\n"
-        "w = np.array([0.0, -500.0, -1.0, np.nan, -np.inf, -460.0, -2.0, -900.0, -3.0, -4.0])\n"
+        f"w = np.array([float(x) for x in {[repr(x) for x in w]!r}])\n"
         "m = np.zeros_like(w)\n"
         "buf = np.full(len(w) + _compress.SLACK, 7.0)\n"
         "idx = np.full(len(w) + _compress.SLACK, -1, dtype=np.int64)\n"
@@ -87,7 +88,6 @@ def test_lane_by_lane_form_where_the_cpu_has_no_compress_instruction(tmp_path):
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr[-2000:]
     has_compress, values, index = json.loads(out.stdout)
-    want_e, want_i = oracle(np.array([0.0, -500.0, -1.0, np.nan, -np.inf, -460.0, -2.0, -900.0,
-                                      -3.0, -4.0]), np.zeros(10))
+    want_e, want_i = oracle(np.array(w), np.zeros(len(w)))
     assert has_compress is False
     assert values == repr(want_e.tolist()) and index == want_i.tolist()
