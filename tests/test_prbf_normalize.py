@@ -219,6 +219,47 @@ def test_responsibilities_left_in_the_workspace_are_the_written_ones():
     assert left >= 3
 
 
+@settings(max_examples=30, deadline=None)
+@given(M=st.integers(1, 40), n=st.integers(1, 300), T=st.integers(1, 6),
+       spread=st.sampled_from([0.1, 300.0, 3000.0]), p_inf=st.sampled_from([0.0, 0.3, 1.0]),
+       seed=st.integers(0, 2**32 - 1))
+def test_maxima_and_sums_give_the_log_normaliser_bit_for_bit(M, n, T, spread, p_inf, seed):
+    """A caller that takes each block's maxima and sums and forms the log normaliser once over
+    all its rows gets the bits of the normaliser formed per call (one row included), and the
+    same responsibilities."""
+    lpT, table, codes = case(np.random.default_rng(seed), M, n, T, spread, p_inf, 0.5)
+    want_norm, want = normalize_with_offsets(lpT, table, codes)
+    maxima, sums = np.full(n + 2, np.nan), np.full(n + 2, np.nan)
+    cut = n // 2 if n > 1 else n
+    got = []
+    for lo, hi in ((0, cut), (cut, n)):
+        if hi > lo:
+            none, r = normalize_with_offsets(np.ascontiguousarray(lpT[:, lo:hi]), table,
+                                             codes[lo:hi],
+                                             maxima_sums=(maxima[lo:hi], sums[lo:hi]))
+            assert none is None
+            got.append(r)
+    log_norm = _normalize.log_normaliser(maxima[:n], sums[:n])
+    assert np.array_equal(log_norm.view(np.uint64), want_norm.view(np.uint64))
+    assert np.array_equal(np.hstack(got).view(np.uint64), want.view(np.uint64))
+    assert np.isnan(maxima[n:]).all() and np.isnan(sums[n:]).all()   # nothing past the rows
+
+
+def test_a_caller_with_a_sparse_product_guesses_sparse_below_its_own_limit(monkeypatch):
+    """Between the threshold of the exponentials and the caller's ``sparse_below`` a block is
+    taken as sparse for the next one's guess (its survivors go to the sparse product); without
+    ``sparse_below``, as dense."""
+    monkeypatch.setattr(_normalize, "sparse_threshold", lambda: 0.05)
+    M, n = 10, 256
+    lpT = np.full((M, n), -1000.0)
+    lpT[:2] = 0.0                              # 20 % of the entries survive the clip
+    table, codes = np.zeros((M, 1)), np.zeros(n, dtype=np.int64)
+    for below, guess in ((0.3, False), (0.0, True), (0.15, True)):
+        ws = _normalize.NormalizeWorkspace(M, n)
+        normalize_with_offsets(lpT, table, codes, workspace=ws, sparse_below=below)
+        assert ws.dense is guess
+
+
 def test_sparse_below_needs_a_workspace():
     with pytest.raises(ValueError, match="workspace"):
         normalize_with_offsets(np.zeros((3, 5)), np.zeros((3, 1)), np.zeros(5, dtype=np.int64),

@@ -19,7 +19,7 @@ from ._data import PRBFData
 from ._estep import EStep, finish_e_step, mixture_weights, offset_table
 from ._gaussian import FarRowDensities, log_prob_coefficients
 from ._gemm_blocks import gemm_k_blocks
-from ._normalize import NormalizeWorkspace, common_code, normalize_with_offsets
+from ._normalize import NormalizeWorkspace, common_code, log_normaliser, normalize_with_offsets
 from ._params import PRBFParams
 from ._sparse_moments import (
     DENSITY_LIMIT,
@@ -81,7 +81,7 @@ def blocked_e_step(data: PRBFData, params: PRBFParams,
     # blocks with few survivors: the moments product over them alone (same bits, where checked)
     sparse = DENSITY_LIMIT if sparse_moments_match(P, M, sizes) else 0.0
     chains = np.empty(WIDTH + 4)
-    log_norm = np.empty(data.n_samples)
+    maxima, sums = np.empty(data.n_samples), np.empty(data.n_samples)
     total = np.zeros((P, M))
     codes = data.codes_ext
     # an M-step may recompute nearly collapsed components' covariances from their
@@ -93,8 +93,8 @@ def blocked_e_step(data: PRBFData, params: PRBFParams,
         respT = resp_buf[:M * b].reshape(M, b)
         np.matmul(BT, f.ZT[:, lo:hi], out=lpT)
         direct.write(lpT, lo, hi)
-        log_norm[lo:hi], resp = normalize_with_offsets(lpT, table, codes[lo:hi], respT, group,
-                                                       workspace, sparse)
+        _, resp = normalize_with_offsets(lpT, table, codes[lo:hi], respT, group, workspace,
+                                         sparse, (maxima[lo:hi], sums[lo:hi]))
         if resp is None:                               # left compacted in the workspace
             moments_add(total, f.padded_rows, row_stride(P), lo, b, workspace.buf,
                         workspace.idx, workspace.starts, chains, P % 2 == 1)
@@ -102,6 +102,7 @@ def blocked_e_step(data: PRBFData, params: PRBFParams,
             total += f.weights_T[:, lo:hi] @ respT.T   # the whole product's running sum
         if kept is not None:
             kept.add(lo, respT if resp is not None else None, workspace)
+    log_norm = log_normaliser(maxima, sums)         # once for all the blocks
     estep = finish_e_step(data, params, w, table, None, None, log_norm, total.T)
     return estep if kept is None else replace(estep, resp_columns=kept.columns)
 

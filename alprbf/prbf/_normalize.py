@@ -35,7 +35,13 @@ What is gained (evidence: docs/notes.md, 'Fused E-step'):
   Where the compiled ``exp`` applies, a block guessed sparse goes through all of that in one
   compiled call.  A caller that multiplies the responsibilities next can have a compacted
   block's left in the buffer instead of scattered among zeros (``sparse_below``;
-  :mod:`~alprbf.prbf._sparse_moments`).
+  :mod:`~alprbf.prbf._sparse_moments`); for such a caller a block is sparse below the larger
+  of the two fractions, since its product over the survivors saves more than the compaction
+  costs (a late pen-digits committee has about 18 % survivors, near the lower end of the
+  measured threshold, 0.2-0.7 from process to process on an AMD EPYC).
+* a caller that normalises many blocks can take the maxima and sums of each
+  (``maxima_sums``) and form the log normaliser once (:func:`log_normaliser`): its NumPy
+  calls cost about 30 us per call, a tenth of a late block's normalisation.
 * when most rows share one offset column (unlabeled rows), the offsets are one broadcast
   addition plus a pass over the other rows, instead of a gather;
 * the offset log densities ``w`` live in a buffer of one block of columns, not in an (M, n)
@@ -297,8 +303,9 @@ def normalize_with_offsets(lpT: np.ndarray, table: np.ndarray, codes: np.ndarray
                            respT: np.ndarray | None = None,
                            groups: tuple[int, np.ndarray] | None = None,
                            workspace: NormalizeWorkspace | None = None,
-                           sparse_below: float = 0.0
-                           ) -> tuple[np.ndarray, np.ndarray | None]:
+                           sparse_below: float = 0.0,
+                           maxima_sums: tuple[np.ndarray, np.ndarray] | None = None
+                           ) -> tuple[np.ndarray | None, np.ndarray | None]:
     """Log normaliser and flushed responsibilities of an E-step (see the module doc).
 
     The offset log densities ``w = lpT + table[:, codes]`` are formed one block of columns at a
@@ -327,12 +334,19 @@ def normalize_with_offsets(lpT: np.ndarray, table: np.ndarray, codes: np.ndarray
         ``None`` is returned for it; the responsibilities that may be non-zero are then in
         the workspace, component by component in column order: ``buf[t]`` for column
         ``idx[t]``, component ``j`` at ``starts[j]:starts[j + 1]`` (every other one is 0).
-        0 (default): ``respT`` is always written.
+        0 (default): ``respT`` is always written.  A block then counts as sparse (for the
+        guess of the next) below the larger of this fraction and :func:`sparse_threshold`:
+        the caller's sparse product saves more than compacting costs.
+    maxima_sums : (ndarray (n,), ndarray (n,)), optional
+        Arrays to leave the column maxima ``m`` and sums ``s`` in; ``log_norm`` is then not
+        formed (``None`` is returned for it): a caller that normalises many blocks forms it
+        once over all its rows with :func:`log_normaliser`, with the same bits.
 
     Returns
     -------
-    log_norm : ndarray (n,)
-        ``log sum_j exp(w[j])`` (``-inf`` for a column that is all ``-inf``).
+    log_norm : ndarray (n,) or None
+        ``log sum_j exp(w[j])`` (``-inf`` for a column that is all ``-inf``); ``None`` with
+        ``maxima_sums``.
     respT : ndarray (M, n) or None
         ``exp(w - log_norm)`` with values below about 1e-200 flushed to 0; columns sum to 1
         (all zero for an all ``-inf`` column).  ``None`` when left in the workspace (see
@@ -344,7 +358,11 @@ def normalize_with_offsets(lpT: np.ndarray, table: np.ndarray, codes: np.ndarray
     table = np.ascontiguousarray(table, dtype=np.float64)
     codes = np.ascontiguousarray(codes, dtype=np.int64)
     if n == 1:
-        return _single_row(lpT, table, codes, respT)
+        m, s, respT = _single_row(lpT, table, codes, respT)
+        if maxima_sums is None:
+            return log_normaliser(m, s), respT
+        maxima_sums[0][:], maxima_sums[1][:] = m, s
+        return None, respT
     respT = np.empty((M, n)) if respT is None else respT
     if sparse_below and workspace is None:
         raise ValueError("sparse_below leaves the responsibilities in a workspace: give one")
@@ -352,13 +370,15 @@ def normalize_with_offsets(lpT: np.ndarray, table: np.ndarray, codes: np.ndarray
     if not ws.fits(M, n):
         raise ValueError(f"workspace for {ws.n_components} components and at most "
                          f"{ws.n_columns} columns, given {M} x {n}")
-    m, s, inv = ws.m[:n], ws.s[:n], ws.inv[:n]
+    m, s = (ws.m[:n], ws.s[:n]) if maxima_sums is None else maxima_sums
+    inv = ws.inv[:n]
     wb, buf, idx, starts = ws.wb, ws.buf, ws.idx, ws.starts
     threshold, vector = sparse_threshold(), use_vector_compaction()
     compiled = use_compiled_exp()
     common, odd = common_code(codes) if groups is None else groups
     cols = min(ws.cols, n)
     leave = sparse_below * M * n if cols == n else 0.0
+    limit = max(threshold, sparse_below) if leave else threshold
     dense = ws.dense                               # this block's guess
     for lo in range(0, n, cols):
         hi = min(n, lo + cols)
@@ -368,7 +388,7 @@ def normalize_with_offsets(lpT: np.ndarray, table: np.ndarray, codes: np.ndarray
                                              TAIL, SCALE_BITS)
             if done:
                 respT = None if left else respT
-                dense = k >= threshold * M * (hi - lo)
+                dense = k >= limit * M * (hi - lo)
                 continue
         if _offsets(lpT, table, codes, common, odd, wb, m, lo, hi):
             m[lo:hi] = wb[:, :hi - lo].max(axis=0)
@@ -383,11 +403,15 @@ def normalize_with_offsets(lpT: np.ndarray, table: np.ndarray, codes: np.ndarray
                 respT = None                       # left in the workspace
             else:
                 _normalize_compacted(respT, lo, hi, buf, idx, starts, s, inv)
-        dense = k >= threshold * M * (hi - lo)     # the next block's guess
+        dense = k >= limit * M * (hi - lo)         # the next block's guess
     ws.dense = dense
+    return (log_normaliser(m, s) if maxima_sums is None else None), respT
+
+
+def log_normaliser(maxima: np.ndarray, sums: np.ndarray) -> np.ndarray:
+    """``maxima + log(sums)``, element by element (``-inf`` where a sum is 0)."""
     with np.errstate(divide="ignore"):
-        log_norm = m + np.log(s)
-    return log_norm, respT
+        return maxima + np.log(sums)
 
 
 def weighted_logits(lpT: np.ndarray, table: np.ndarray, codes: np.ndarray) -> np.ndarray:
@@ -423,16 +447,22 @@ def exp_flushed(a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
 
 
 def _single_row(lpT, table, codes, respT):
-    """One row: NumPy sums a single column pairwise, not in component order; do as it does."""
+    """One row: NumPy sums a single column pairwise, not in component order; do as it does.
+    Returns the maximum, the sum and the responsibilities."""
     wT = np.add(lpT, table[:, codes])
     m = wT.max(axis=0)
     m[~np.isfinite(m)] = 0.0
     e = exp_flushed(np.subtract(wT, m, out=respT), out=respT)
     s = e.sum(axis=0)
-    with np.errstate(divide="ignore"):
-        log_norm = m + np.log(s)
     e *= 1.0 / np.where(s > 0, s, 1.0)
-    return log_norm, e
+    return m, s, e
+
+
+THRESHOLD_REPEAT = 30
+"""Timings per path behind :func:`sparse_threshold` (about 7 ms in all).  With five and no
+first call, fresh processes on an AMD EPYC (Zen 3) measured 0.04-0.70 (a late pen-digits
+committee has about 18 % survivors, so some processes took its blocks the dense way, 1.4 times
+slower); with thirty after a first call, taken in turn, 0.26-0.37 (16 processes)."""
 
 
 @functools.cache
@@ -445,7 +475,8 @@ def sparse_threshold() -> float:
     value with its AVX-512 loop; where NumPy calls the C library's (AVX2 machines, and the
     pinned kernels of :mod:`alprbf.cpu`) the compiled copy of it (:mod:`~alprbf.prbf._exp`)
     costs about 1.6 ns; so the break-even point depends on the process.  It is
-    measured once, on blocks of 16 x 1024 entries (best of five): the dense path's time
+    measured once, on blocks of 16 x 1024 entries (after a first call, the best of
+    :data:`THRESHOLD_REPEAT` taken in turn): the dense path's time
     ``T_d`` and the compacted path's with no survivor ``T_0`` and with all surviving ``T_1``.
     Compacting a block with a fraction ``f`` of survivors costs about ``T_0 + f (T_1 - T_0)``,
     so it pays below ``f = (T_d - T_0) / (T_1 - T_0)``.  Either path gives bit-identical
@@ -472,15 +503,14 @@ def sparse_threshold() -> float:
         exp_inplace(buf[:k])
         _normalize_compacted(r, 0, n, buf, idx, starts, s, inv)
 
-    t_d, t_0, t_1 = (_best_time(f) for f in (dense, lambda: compacted(none),
-                                              lambda: compacted(every)))
+    paths = (dense, lambda: compacted(none), lambda: compacted(every))
+    for f in paths:                                # first calls: page faults, cold caches
+        f()
+    best = [np.inf] * len(paths)
+    for _ in range(THRESHOLD_REPEAT):              # in turn, so that a slow spell of the
+        for p, f in enumerate(paths):              # machine weighs on the three alike
+            t0 = time.perf_counter()
+            f()
+            best[p] = min(best[p], time.perf_counter() - t0)
+    t_d, t_0, t_1 = best
     return min(1.0, max(0.0, (t_d - t_0) / max(t_1 - t_0, 1e-9)))
-
-
-def _best_time(fn, repeat: int = 5) -> float:
-    best = np.inf
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
