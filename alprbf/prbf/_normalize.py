@@ -37,11 +37,11 @@ What is gained (evidence: docs/notes.md, 'Fused E-step'):
   block's left in the buffer instead of scattered among zeros (``sparse_below``;
   :mod:`~alprbf.prbf._sparse_moments`); for such a caller a block is sparse below the larger
   of the two fractions, since its product over the survivors saves more than the compaction
-  costs (a late pen-digits committee has about 18 % survivors, near the lower end of the
-  measured threshold, 0.2-0.7 from process to process on an AMD EPYC).
+  costs (docs/notes.md, 'Sparse or dense: the guess and its threshold').
 * a caller that normalises many blocks can take the maxima and sums of each
   (``maxima_sums``) and form the log normaliser once (:func:`log_normaliser`): its NumPy
-  calls cost about 30 us per call, a tenth of a late block's normalisation.
+  calls cost about 30 us per call, against about 200 us for the rest of a late committee
+  block's normalisation.
 * when most rows share one offset column (unlabeled rows), the offsets are one broadcast
   addition plus a pass over the other rows, instead of a gather;
 * the offset log densities ``w`` live in a buffer of one block of columns, not in an (M, n)
