@@ -10,6 +10,10 @@ the statistics of eqs 46-49 (``--statistics``):
 * the wall time of the whole committee with ``--threads`` members trained side by side
   (:func:`alprbf.prbf.qbc.train_committee`), and whether the members equal the sequential ones.
 
+With ``--estep-iteration N`` it times instead one blocked E-step (best of 60) of the first
+member after ``N`` EM iterations, under each sparse-path threshold of ``--thresholds`` (what a
+process that measured that value would run; default: this process's measurement).
+
 Without a checkpoint, ``--dataset NAME`` builds the case itself: the data set (z-scored) from
 the mirror, a random 80 % as the training rows, ``--labels`` of them labeled, and a diagonal
 network of ``--components`` nodes fitted by semi-supervised EM (30 iterations, floor 1e-3) --
@@ -23,6 +27,8 @@ Usage::
         --statistics labeled,all
     ALPRBF_DATA_MIRROR=/path/to/mirror python benchmarks/bench_committee.py \
         --dataset pendigits --components 270 --labels 350
+    python benchmarks/bench_committee.py --checkpoint COPY.pkl --estep-iteration 40 \
+        --thresholds 0.1,0.35
 """
 
 from __future__ import annotations
@@ -85,6 +91,35 @@ def members_one_by_one(model, options, seed):
     return out
 
 
+def estep_times(model, options, seed, iterations, thresholds):
+    """Best of 60 blocked E-steps of the first member after ``iterations`` EM iterations,
+    with the sparse-path threshold of :func:`~alprbf.prbf._normalize.sparse_threshold` set to
+    each value (None: as measured by this process)."""
+    from alprbf.prbf import _normalize
+    from alprbf.prbf._blocked import blocked_e_step, blocked_workspace, e_step_blocks
+    floor = float(model.options.reg_covar)
+    diag, starts, reg = committee_starts(model.data_, model.network_, model.estep_, options,
+                                         np.random.default_rng(seed), floor)
+    params = run_em(diag, starts[0], tol=0.0, max_iter=iterations, reg_covar=reg).params
+    blocks = e_step_blocks(diag, params.n_components)
+    if blocks is None:
+        raise SystemExit("the E-steps of this case are not blocked")
+    measured = _normalize.sparse_threshold()
+    for value in thresholds:
+        _normalize.sparse_threshold = lambda v=(measured if value is None else value): v
+        ws = blocked_workspace(blocks, params.n_components)
+        for _ in range(5):
+            blocked_e_step(diag, params, blocks, ws)
+        best = np.inf
+        for _ in range(60):
+            t0 = time.perf_counter()
+            blocked_e_step(diag, params, blocks, ws)
+            best = min(best, time.perf_counter() - t0)
+        label = f"{measured:.2f} (measured)" if value is None else f"{value:.2f}"
+        print(f"  threshold {label}: E-step at iteration {iterations} {1e3 * best:.2f} ms "
+              f"(best of 60, {len(blocks[0]) - 1} blocks)")
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     src = ap.add_mutually_exclusive_group(required=True)
@@ -95,6 +130,10 @@ def main(argv=None) -> None:
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--statistics", default="labeled")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--estep-iteration", type=int, default=0,
+                    help="time one E-step after this many EM iterations instead")
+    ap.add_argument("--thresholds", default="",
+                    help="sparse-path thresholds to time the E-step under (default: measured)")
     args = ap.parse_args(argv)
     if args.checkpoint is not None:
         state = pickle.loads(args.checkpoint.read_bytes())
@@ -110,6 +149,10 @@ def main(argv=None) -> None:
     print(f"{state['task_id']}: {model.model_size()} nodes, {n} rows x {d} features, "
           f"{int(np.sum(~np.isnan(state['y_obs'])))} labels")
     with threadpool_limits(limits=1):
+        if args.estep_iteration > 0:
+            values = [float(v) for v in args.thresholds.split(",") if v] or [None]
+            estep_times(model, base, args.seed, args.estep_iteration, values)
+            return
         for stats in args.statistics.split(","):
             options = replace(base, statistics=stats)
             seq = members_one_by_one(model, options, args.seed)
