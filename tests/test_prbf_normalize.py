@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from alprbf.prbf import _exp, _normalize
@@ -223,25 +223,27 @@ def test_responsibilities_left_in_the_workspace_are_the_written_ones():
 @given(M=st.integers(1, 40), n=st.integers(1, 300), T=st.integers(1, 6),
        spread=st.sampled_from([0.1, 300.0, 3000.0]), p_inf=st.sampled_from([0.0, 0.3, 1.0]),
        seed=st.integers(0, 2**32 - 1))
+@example(M=8, n=2, T=1, spread=0.1, p_inf=0.0, seed=1)   # two one-row blocks
 def test_maxima_and_sums_give_the_log_normaliser_bit_for_bit(M, n, T, spread, p_inf, seed):
     """A caller that takes each block's maxima and sums and forms the log normaliser once over
-    all its rows gets the bits of the normaliser formed per call (one row included), and the
-    same responsibilities."""
+    all its rows gets, bit for bit, the normalisers and responsibilities of the same calls
+    without ``maxima_sums`` (one-row blocks included, which NumPy sums pairwise)."""
     lpT, table, codes = case(np.random.default_rng(seed), M, n, T, spread, p_inf, 0.5)
-    want_norm, want = normalize_with_offsets(lpT, table, codes)
     maxima, sums = np.full(n + 2, np.nan), np.full(n + 2, np.nan)
-    cut = n // 2 if n > 1 else n
-    got = []
+    cut = seed % n if n > 1 else n                 # a first block of 0 .. n-1 rows
+    want_norm, want, got = [], [], []
     for lo, hi in ((0, cut), (cut, n)):
         if hi > lo:
-            none, r = normalize_with_offsets(np.ascontiguousarray(lpT[:, lo:hi]), table,
-                                             codes[lo:hi],
-                                             maxima_sums=(maxima[lo:hi], sums[lo:hi]))
+            block = (np.ascontiguousarray(lpT[:, lo:hi]), table, codes[lo:hi])
+            norm, r = normalize_with_offsets(*block)
+            want_norm.append(norm)
+            want.append(r)
+            none, r = normalize_with_offsets(*block, maxima_sums=(maxima[lo:hi], sums[lo:hi]))
             assert none is None
             got.append(r)
     log_norm = _normalize.log_normaliser(maxima[:n], sums[:n])
-    assert np.array_equal(log_norm.view(np.uint64), want_norm.view(np.uint64))
-    assert np.array_equal(np.hstack(got).view(np.uint64), want.view(np.uint64))
+    assert np.array_equal(log_norm.view(np.uint64), np.hstack(want_norm).view(np.uint64))
+    assert np.array_equal(np.hstack(got).view(np.uint64), np.hstack(want).view(np.uint64))
     assert np.isnan(maxima[n:]).all() and np.isnan(sums[n:]).all()   # nothing past the rows
 
 

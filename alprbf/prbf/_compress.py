@@ -18,7 +18,6 @@ The buffers need :data:`SLACK` spare slots past the last possible survivor.
 from __future__ import annotations
 
 import functools
-import time
 
 import numba
 import numpy as np
@@ -27,6 +26,8 @@ from llvmlite import ir
 from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
+
+from ._timing import best_times
 
 LANES = 8
 SLACK = LANES
@@ -127,24 +128,18 @@ def compress_instruction() -> bool:
 @functools.cache
 def use_vector_compaction() -> bool:
     """Whether the eight-lane compaction is faster than the one-entry loop on this CPU
-    (best of five on 64 rows of 1 024 entries, a tenth surviving, clip -461); both give the
-    same results."""
+    (:func:`~alprbf.prbf._timing.best_times` on 64 rows of 1 024 entries, a tenth surviving,
+    clip -461); both give the same results."""
     rng = np.random.default_rng(0)
     w = np.where(rng.random((64, 1024)) < 0.1, -1.0, -1000.0)
     m = np.zeros(1024)
     buf = np.empty(w.size + SLACK)
     idx = np.empty(w.size + SLACK, dtype=np.int64)
 
-    def timed(vector: bool) -> float:
-        best = np.inf
-        for _ in range(5):
-            t0 = time.perf_counter()
-            k = 0
-            for row in w:
-                k = row_compact(row, m, buf, idx, k, -461.0, vector)
-            best = min(best, time.perf_counter() - t0)
-        return best
+    def compact(vector: bool) -> None:
+        k = 0
+        for row in w:
+            k = row_compact(row, m, buf, idx, k, -461.0, vector)
 
-    timed(True)                                    # compile and warm up
-    timed(False)
-    return timed(True) < timed(False)
+    vector, scalar = best_times((lambda: compact(True), lambda: compact(False)))
+    return vector < scalar

@@ -53,13 +53,13 @@ from __future__ import annotations
 
 import functools
 import math
-import time
 
 import numba
 import numpy as np
 
 from ._compress import SLACK, row_compact, use_vector_compaction
 from ._exp import SCALE_BITS, TAIL, _exp_row, _row_in_range, exp_inplace, use_compiled_exp
+from ._timing import best_times
 
 BLOCK_ENTRIES = 1 << 16
 """Entries (components x rows) per column block: 512 KiB per (M, block) array."""
@@ -458,13 +458,6 @@ def _single_row(lpT, table, codes, respT):
     return m, s, e
 
 
-THRESHOLD_REPEAT = 30
-"""Timings per path behind :func:`sparse_threshold` (about 7 ms in all).  With five and no
-first call, fresh processes on an AMD EPYC (Zen 3) measured 0.04-0.70 (a late pen-digits
-committee has about 18 % survivors, so some processes took its blocks the dense way, 1.4 times
-slower); with thirty after a first call, taken in turn, 0.26-0.37 (16 processes)."""
-
-
 @functools.cache
 def sparse_threshold() -> float:
     """Surviving fraction below which compacting the arguments of ``exp`` pays, for this process.
@@ -475,8 +468,8 @@ def sparse_threshold() -> float:
     value with its AVX-512 loop; where NumPy calls the C library's (AVX2 machines, and the
     pinned kernels of :mod:`alprbf.cpu`) the compiled copy of it (:mod:`~alprbf.prbf._exp`)
     costs about 1.6 ns; so the break-even point depends on the process.  It is
-    measured once, on blocks of 16 x 1024 entries (after a first call, the best of
-    :data:`THRESHOLD_REPEAT` taken in turn): the dense path's time
+    measured once, on blocks of 16 x 1024 entries (:func:`~alprbf.prbf._timing.best_times`):
+    the dense path's time
     ``T_d`` and the compacted path's with no survivor ``T_0`` and with all surviving ``T_1``.
     Compacting a block with a fraction ``f`` of survivors costs about ``T_0 + f (T_1 - T_0)``,
     so it pays below ``f = (T_d - T_0) / (T_1 - T_0)``.  Either path gives bit-identical
@@ -503,14 +496,5 @@ def sparse_threshold() -> float:
         exp_inplace(buf[:k])
         _normalize_compacted(r, 0, n, buf, idx, starts, s, inv)
 
-    paths = (dense, lambda: compacted(none), lambda: compacted(every))
-    for f in paths:                                # first calls: page faults, cold caches
-        f()
-    best = [np.inf] * len(paths)
-    for _ in range(THRESHOLD_REPEAT):              # in turn, so that a slow spell of the
-        for p, f in enumerate(paths):              # machine weighs on the three alike
-            t0 = time.perf_counter()
-            f()
-            best[p] = min(best[p], time.perf_counter() - t0)
-    t_d, t_0, t_1 = best
+    t_d, t_0, t_1 = best_times((dense, lambda: compacted(none), lambda: compacted(every)))
     return min(1.0, max(0.0, (t_d - t_0) / max(t_1 - t_0, 1e-9)))
