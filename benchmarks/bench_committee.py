@@ -13,6 +13,13 @@ the statistics of eqs 46-49 (``--statistics``):
 With ``--estep-iteration N`` it times instead one blocked E-step (best of 60) of the first
 member after ``N`` EM iterations, under each sparse-path threshold of ``--thresholds`` (what a
 process that measured that value would run; default: this process's measurement).
+``--estep-parts N`` splits that E-step (best of 40) into its per-block stages: the
+normalisation, the moments product and the far rows' direct densities, timed by wrapping the
+functions the blocked E-step calls, and the rest (the log-density products and the loop).
+``--flush-margins`` follows the first member's EM and reports how far below the clip its
+flushed entries lie, how many a bound on the change since the previous iteration would prove
+flushed, and how often candidate lists taken with a margin would stay provably valid
+(docs/notes.md, 'What is left of a late E-step').
 
 Without a checkpoint, ``--dataset NAME`` builds the case itself: the data set (z-scored) from
 the mirror, a random 80 % as the training rows, ``--labels`` of them labeled, and a diagonal
@@ -29,6 +36,8 @@ Usage::
         --dataset pendigits --components 270 --labels 350
     python benchmarks/bench_committee.py --checkpoint COPY.pkl --estep-iteration 40 \
         --thresholds 0.1,0.35
+    python benchmarks/bench_committee.py --checkpoint COPY.pkl --estep-parts 40
+    python benchmarks/bench_committee.py --checkpoint COPY.pkl --flush-margins
 """
 
 from __future__ import annotations
@@ -37,6 +46,7 @@ import argparse
 import pickle
 import time
 from dataclasses import replace
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -120,6 +130,121 @@ def estep_times(model, options, seed, iterations, thresholds):
               f"(best of 60, {len(blocks[0]) - 1} blocks)")
 
 
+def estep_parts(model, options, seed, iterations):
+    """Per-block stages of the first member's blocked E-step after ``iterations`` EM
+    iterations (best of 40 E-steps, each stage's share taken from that E-step)."""
+    from alprbf.prbf import _blocked
+    from alprbf.prbf._gaussian import FarRowDensities
+    floor = float(model.options.reg_covar)
+    diag, starts, reg = committee_starts(model.data_, model.network_, model.estep_, options,
+                                         np.random.default_rng(seed), floor)
+    params = run_em(diag, starts[0], tol=0.0, max_iter=iterations, reg_covar=reg).params
+    blocks = _blocked.e_step_blocks(diag, params.n_components)
+    if blocks is None:
+        raise SystemExit("the E-steps of this case are not blocked")
+    spent = {}
+
+    def timed(name, fn):
+        def wrapper(*args, **kwargs):
+            t0 = time.perf_counter()
+            out = fn(*args, **kwargs)
+            spent[name] = spent.get(name, 0.0) + time.perf_counter() - t0
+            return out
+        return wrapper
+
+    real = (_blocked.normalize_with_offsets, _blocked.moments_add, FarRowDensities.write)
+    _blocked.normalize_with_offsets = timed("normalisation", real[0])
+    _blocked.moments_add = timed("moments (sparse)", real[1])
+    FarRowDensities.write = timed("far rows", real[2])
+    try:
+        ws = _blocked.blocked_workspace(blocks, params.n_components)
+        for _ in range(5):
+            _blocked.blocked_e_step(diag, params, blocks, ws)
+        runs = []
+        for _ in range(40):
+            spent.clear()
+            t0 = time.perf_counter()
+            _blocked.blocked_e_step(diag, params, blocks, ws)
+            runs.append((time.perf_counter() - t0, dict(spent)))
+    finally:
+        (_blocked.normalize_with_offsets, _blocked.moments_add, FarRowDensities.write) = real
+    total, parts = min(runs, key=lambda run: run[0])
+    nb = len(blocks[0]) - 1
+    parts["products and the rest"] = total - sum(parts.values())
+    print(f"  E-step at iteration {iterations}: {1e3 * total:.2f} ms (best of 40), {nb} blocks "
+          f"of up to {max(np.diff(blocks[0]))} rows, {params.n_components} components, "
+          f"{diag.features.weights_T.shape[0]} moment rows")
+    for name, t in parts.items():
+        print(f"    {name:22s} {1e3 * t:6.2f} ms  {1e6 * t / nb:6.1f} us per block")
+
+
+def flush_margins(model, options, seed, margins=(100, 300, 1000)):
+    """How far below the clip the first member's flushed entries lie along its EM, and how
+    many of them a bound could prove flushed without evaluating them."""
+    from alprbf.prbf._estep import mixture_weights, offset_table
+    from alprbf.prbf._gaussian import log_prob_coefficients
+    from alprbf.prbf._normalize import CLIP, weighted_logits
+    floor = float(model.options.reg_covar)
+    diag, starts, reg = committee_starts(model.data_, model.network_, model.estep_, options,
+                                         np.random.default_rng(seed), floor)
+    f = diag.features
+    znorm = np.linalg.norm(f.ZT, axis=0)
+
+    def state(p):
+        BT = log_prob_coefficients(f, p.means, p.precisions_cholesky, p.covariance_type)[0]
+        table = offset_table(p, mixture_weights(p))
+        w = weighted_logits(BT @ f.ZT, table, diag.codes_ext)  # whole products: the flush
+        return BT, table, w - w.max(axis=0)                     # decisions, not the bits
+
+    def offset_change(t1, t0):
+        both = np.isfinite(t1) & np.isfinite(t0)
+        new = np.isfinite(t1) & ~np.isfinite(t0)
+        with np.errstate(invalid="ignore"):
+            step = np.where(both, np.abs(t1 - t0), 0.0).max(axis=1)
+        return np.where(new.any(axis=1), np.inf, step)
+
+    n_iter = run_em(diag, starts[0], tol=options.tol, max_iter=options.max_iter,
+                    reg_covar=reg).n_iter
+    p, seq = starts[0], []
+    for _ in range(n_iter):
+        seq.append(state(p))
+        p = run_em(diag, p, tol=0.0, max_iter=1, reg_covar=reg).params
+    print(f"  first member: {n_iter} EM iterations, {diag.n_samples} rows, "
+          f"{p.n_components} components")
+    for it in sorted({min(5, n_iter - 1), min(20, n_iter - 1), min(40, n_iter - 1)}):
+        (B0, t0, _), (B1, t1, gap) = seq[it - 1], seq[it]
+        flushed = gap <= CLIP
+        # |change of an entry| <= |B1_k - B0_k| |z_i| + |offset change|: an entry below the
+        # clip by more than its own change and its row's argmax's is flushed for sure
+        change = (np.linalg.norm(B1 - B0, axis=1)[:, None] * znorm[None, :]
+                  + offset_change(t1, t0)[:, None])
+        _, _, gap0 = seq[it - 1]
+        top = np.argmax(gap0, axis=0)
+        proven = gap0 + change + change[top, np.arange(gap0.shape[1])] + 1.0 < CLIP
+        near = ", ".join(f"{np.mean(gap > CLIP - x):.1%} within {x}" for x in margins)
+        print(f"  iteration {it}: {flushed.mean():.1%} flushed, median "
+              f"{-np.median(gap[flushed]):.0f} below the row maximum; entries above the clip "
+              f"or {near} of it; a per-entry bound from iteration {it - 1} proves "
+              f"{proven.mean():.1%} flushed ({np.sum(proven & ~flushed)} wrongly)")
+    zmax = znorm.max()
+    steps = [2 * (np.linalg.norm(b[0] - a[0], axis=1).max() * zmax
+                  + offset_change(b[1], a[1]).max()) for a, b in pairwise(seq)]
+    print(f"  twice the largest change bound from one iteration to the next: median "
+          f"{np.median(steps):.3g}, smallest {np.min(steps):.3g}")
+    for margin in margins:
+        refreshes, ref = 0, None
+        for BT, table, _ in seq:
+            valid = False
+            if ref is not None:
+                D = (np.linalg.norm(BT - ref[0], axis=1).max() * zmax
+                     + offset_change(table, ref[1]).max())
+                valid = 2 * D + 1.0 < margin
+            if not valid:
+                ref, refreshes = (BT, table), refreshes + 1
+        print(f"  candidate lists with margin {margin}, valid while twice the largest change "
+              f"bound stays below it: {n_iter - refreshes} of {n_iter} E-steps could use them")
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     src = ap.add_mutually_exclusive_group(required=True)
@@ -134,6 +259,10 @@ def main(argv=None) -> None:
                     help="time one E-step after this many EM iterations instead")
     ap.add_argument("--thresholds", default="",
                     help="sparse-path thresholds to time the E-step under (default: measured)")
+    ap.add_argument("--estep-parts", type=int, default=0, metavar="N",
+                    help="split one E-step after N EM iterations into its stages instead")
+    ap.add_argument("--flush-margins", action="store_true",
+                    help="how far below the clip the flushed entries lie, along the EM")
     args = ap.parse_args(argv)
     if args.checkpoint is not None:
         state = pickle.loads(args.checkpoint.read_bytes())
@@ -149,6 +278,12 @@ def main(argv=None) -> None:
     print(f"{state['task_id']}: {model.model_size()} nodes, {n} rows x {d} features, "
           f"{int(np.sum(~np.isnan(state['y_obs'])))} labels")
     with threadpool_limits(limits=1):
+        if args.estep_parts > 0:
+            estep_parts(model, base, args.seed, args.estep_parts)
+            return
+        if args.flush_margins:
+            flush_margins(model, base, args.seed)
+            return
         if args.estep_iteration > 0:
             values = [float(v) for v in args.thresholds.split(",") if v] or [None]
             estep_times(model, base, args.seed, args.estep_iteration, values)
