@@ -8,7 +8,8 @@ Results layout (``out`` defaults to ``results/<name>``, or ``results/<name>-<sca
     out/run.json               config, digest, versions, git commit, data checksums, seeds
     out/reference.csv          copy of the config's reference file (published numbers), if any
     out/tasks/<task_id>.parquet
-    out/checkpoints/<task_id>.pkl   loop state of a task in flight (deleted when it finishes)
+    out/checkpoints/<task_id>.pkl   loop state of a task in flight (deleted when it finishes,
+                                    the directory with it once the run leaves it empty)
 
 Every finished task is written atomically (temporary file + rename); running again into the
 same directory skips finished tasks, also when the config now has more data sets or methods
@@ -390,6 +391,8 @@ def run_experiment(cfg: Config, out: str | Path | None = None, *, jobs: int = 1,
                     checkpoints.for_task(task, protocols[task.dataset.label]).clear()
                 done += 1
                 bar.task_done(task, queries[task.dataset.label])
+        with contextlib.suppress(OSError):     # no task in flight left: nothing to resume
+            ckpt_dir.rmdir()                   # (fails, and stays, while one is not empty)
     return RunSummary(out, len(tasks), skipped, done, time.perf_counter() - t0, extended)
 
 

@@ -172,7 +172,22 @@ def test_run_resumes_an_unfinished_task_from_its_checkpoint(setup, tmp_path):
     key = ["task_id", "iteration"]
     pd.testing.assert_frame_equal(_comparable(got.sort_values(key)),
                                   _comparable(want.sort_values(key)))
-    assert not list((out / "checkpoints").glob("*")), "finished tasks leave no checkpoint"
+    assert not (out / "checkpoints").exists(), "finished tasks leave no checkpoint directory"
+
+
+def test_a_run_keeps_the_checkpoint_directory_while_something_is_in_it(setup, tmp_path):
+    """A checkpoint the run did not finish (here: of a task outside the run) keeps the
+    directory and its file; a run that leaves the directory empty removes it."""
+    cfg, _, tasks = setup
+    out = tmp_path / "out"
+    other = out / "checkpoints" / "some_other_task.pkl"
+    other.parent.mkdir(parents=True)
+    other.write_bytes(b"state of a task in flight")
+    run_experiment(cfg, out, progress=False, checkpoint_every=0.0, only=[tasks[0].task_id])
+    assert other.read_bytes() == b"state of a task in flight"
+    other.unlink()
+    run_experiment(cfg, out, progress=False, checkpoint_every=0.0, only=[tasks[1].task_id])
+    assert not other.parent.exists()
 
 
 def test_negative_checkpoint_interval_is_a_user_error(setup, tmp_path):
@@ -217,6 +232,7 @@ def test_a_checkpoint_outlives_an_extension_of_the_config_and_no_other_change(se
     cheap = next(t for t in tasks if t.model.name == "gaussian_nb")
     run_experiment(cfg, out, progress=False, checkpoint_every=None, only=[cheap.task_id])
     path = out / "checkpoints" / f"{task.task_id}.pkl"
+    path.parent.mkdir()                 # the finished run left none: a run in flight makes it
     ck = Checkpoint(path, key, every_seconds=0.0)
     with pytest.raises(Crash):
         run_task(task, datasets[task.dataset.label], cfg.protocol,

@@ -27,6 +27,7 @@ def _partial_run(tmp_path):
     cfg = load_config(write_config(tmp_path / "tiny.yaml"))
     out = tmp_path / "r"
     run_experiment(cfg, out, progress=False, only=["*__f0"])
+    (out / CHECKPOINTS_DIR).mkdir()     # where a run that died mid-task left its checkpoints
     return cfg, out
 
 
