@@ -182,7 +182,7 @@ def flush_margins(model, options, seed, margins=(100, 300, 1000)):
     """How far below the clip the first member's flushed entries lie along its EM, and how
     many of them a bound could prove flushed without evaluating them."""
     from alprbf.prbf._estep import mixture_weights, offset_table
-    from alprbf.prbf._gaussian import log_prob_coefficients
+    from alprbf.prbf._gaussian import FarRowDensities, log_prob_coefficients
     from alprbf.prbf._normalize import CLIP, weighted_logits
     floor = float(model.options.reg_covar)
     diag, starts, reg = committee_starts(model.data_, model.network_, model.estep_, options,
@@ -191,10 +191,13 @@ def flush_margins(model, options, seed, margins=(100, 300, 1000)):
     znorm = np.linalg.norm(f.ZT, axis=0)
 
     def state(p):
-        BT = log_prob_coefficients(f, p.means, p.precisions_cholesky, p.covariance_type)[0]
+        pc, ct = p.precisions_cholesky, p.covariance_type
+        BT, muc, log_det = log_prob_coefficients(f, p.means, pc, ct)
+        lpT = BT @ f.ZT                                   # whole products (the flush decisions,
+        FarRowDensities(f, muc, pc, ct, log_det).write(lpT, 0, diag.n_samples)  # not the bits)
         table = offset_table(p, mixture_weights(p))
-        w = weighted_logits(BT @ f.ZT, table, diag.codes_ext)  # whole products: the flush
-        return BT, table, w - w.max(axis=0)                     # decisions, not the bits
+        w = weighted_logits(lpT, table, diag.codes_ext)
+        return BT, table, w - w.max(axis=0)
 
     def offset_change(t1, t0):
         both = np.isfinite(t1) & np.isfinite(t0)
