@@ -88,11 +88,15 @@ def synthetic_case(name, components, labels, seed=0):
     return state, CommitteeOptions()
 
 
+def starts_of(model, options, seed):
+    """The committee's data, the members' starting parameters and their floor (eqs 40-49)."""
+    return committee_starts(model.data_, model.network_, model.estep_, options,
+                            np.random.default_rng(seed), float(model.options.reg_covar))
+
+
 def members_one_by_one(model, options, seed):
     """EM iterations, seconds and parameters of each member, trained one after the other."""
-    floor = float(model.options.reg_covar)
-    diag, starts, reg = committee_starts(model.data_, model.network_, model.estep_, options,
-                                         np.random.default_rng(seed), floor)
+    diag, starts, reg = starts_of(model, options, seed)
     out = []
     for p0 in starts:
         t0 = time.perf_counter()
@@ -107,9 +111,7 @@ def estep_times(model, options, seed, iterations, thresholds):
     each value (None: as measured by this process)."""
     from alprbf.prbf import _normalize
     from alprbf.prbf._blocked import blocked_e_step, blocked_workspace, e_step_blocks
-    floor = float(model.options.reg_covar)
-    diag, starts, reg = committee_starts(model.data_, model.network_, model.estep_, options,
-                                         np.random.default_rng(seed), floor)
+    diag, starts, reg = starts_of(model, options, seed)
     params = run_em(diag, starts[0], tol=0.0, max_iter=iterations, reg_covar=reg).params
     blocks = e_step_blocks(diag, params.n_components)
     if blocks is None:
@@ -135,9 +137,7 @@ def estep_parts(model, options, seed, iterations):
     iterations (best of 40 E-steps, each stage's share taken from that E-step)."""
     from alprbf.prbf import _blocked
     from alprbf.prbf._gaussian import FarRowDensities
-    floor = float(model.options.reg_covar)
-    diag, starts, reg = committee_starts(model.data_, model.network_, model.estep_, options,
-                                         np.random.default_rng(seed), floor)
+    diag, starts, reg = starts_of(model, options, seed)
     params = run_em(diag, starts[0], tol=0.0, max_iter=iterations, reg_covar=reg).params
     blocks = _blocked.e_step_blocks(diag, params.n_components)
     if blocks is None:
@@ -184,9 +184,7 @@ def flush_margins(model, options, seed, margins=(100, 300, 1000)):
     from alprbf.prbf._estep import mixture_weights, offset_table
     from alprbf.prbf._gaussian import FarRowDensities, log_prob_coefficients
     from alprbf.prbf._normalize import CLIP, weighted_logits
-    floor = float(model.options.reg_covar)
-    diag, starts, reg = committee_starts(model.data_, model.network_, model.estep_, options,
-                                         np.random.default_rng(seed), floor)
+    diag, starts, reg = starts_of(model, options, seed)
     f = diag.features
     znorm = np.linalg.norm(f.ZT, axis=0)
 
