@@ -353,7 +353,8 @@ def run_experiment(cfg: Config, out: str | Path | None = None, *, jobs: int = 1,
         ckpt_dir, __version__, float(checkpoint_every))
     with _output_errors(out):
         (out / TASKS_DIR).mkdir(parents=True, exist_ok=True)
-        ckpt_dir.mkdir(exist_ok=True)
+        if checkpoints is not None:                # removed again below once left empty
+            ckpt_dir.mkdir(exist_ok=True)
     with _locked(out, cfg):
         before = run_digests(out)[:1]
         extends = _check_previous_config(out, cfg, force)

@@ -105,31 +105,43 @@ def members_one_by_one(model, options, seed):
     return out
 
 
-def estep_times(model, options, seed, iterations, thresholds):
-    """Best of 60 blocked E-steps of the first member after ``iterations`` EM iterations,
-    with the sparse-path threshold of :func:`~alprbf.prbf._normalize.sparse_threshold` set to
-    each value (None: as measured by this process)."""
-    from alprbf.prbf import _normalize
-    from alprbf.prbf._blocked import blocked_e_step, blocked_workspace, e_step_blocks
+def member_at(model, options, seed, iterations):
+    """The committee's data, its first member after ``iterations`` EM iterations, and the
+    blocks of its blocked E-step (exits where the E-steps of the case are not blocked)."""
+    from alprbf.prbf._blocked import e_step_blocks
     diag, starts, reg = starts_of(model, options, seed)
     params = run_em(diag, starts[0], tol=0.0, max_iter=iterations, reg_covar=reg).params
     blocks = e_step_blocks(diag, params.n_components)
     if blocks is None:
         raise SystemExit("the E-steps of this case are not blocked")
-    measured = _normalize.sparse_threshold()
-    for value in thresholds:
-        _normalize.sparse_threshold = lambda v=(measured if value is None else value): v
-        ws = blocked_workspace(blocks, params.n_components)
-        for _ in range(5):
-            blocked_e_step(diag, params, blocks, ws)
-        best = np.inf
-        for _ in range(60):
-            t0 = time.perf_counter()
-            blocked_e_step(diag, params, blocks, ws)
-            best = min(best, time.perf_counter() - t0)
-        label = f"{measured:.2f} (measured)" if value is None else f"{value:.2f}"
-        print(f"  threshold {label}: E-step at iteration {iterations} {1e3 * best:.2f} ms "
-              f"(best of 60, {len(blocks[0]) - 1} blocks)")
+    return diag, params, blocks
+
+
+def estep_times(model, options, seed, iterations, thresholds):
+    """Best of 60 blocked E-steps of the first member after ``iterations`` EM iterations,
+    with the sparse-path threshold of :func:`~alprbf.prbf._normalize.sparse_threshold` set to
+    each value (None: as measured by this process)."""
+    from alprbf.prbf import _normalize
+    from alprbf.prbf._blocked import blocked_e_step, blocked_workspace
+    diag, params, blocks = member_at(model, options, seed, iterations)
+    real = _normalize.sparse_threshold
+    measured = real()
+    try:
+        for value in thresholds:
+            _normalize.sparse_threshold = lambda v=(measured if value is None else value): v
+            ws = blocked_workspace(blocks, params.n_components)
+            for _ in range(5):
+                blocked_e_step(diag, params, blocks, ws)
+            best = np.inf
+            for _ in range(60):
+                t0 = time.perf_counter()
+                blocked_e_step(diag, params, blocks, ws)
+                best = min(best, time.perf_counter() - t0)
+            label = f"{measured:.2f} (measured)" if value is None else f"{value:.2f}"
+            print(f"  threshold {label}: E-step at iteration {iterations} {1e3 * best:.2f} ms "
+                  f"(best of 60, {len(blocks[0]) - 1} blocks)")
+    finally:
+        _normalize.sparse_threshold = real
 
 
 def estep_parts(model, options, seed, iterations):
@@ -137,11 +149,7 @@ def estep_parts(model, options, seed, iterations):
     iterations (best of 40 E-steps, each stage's share taken from that E-step)."""
     from alprbf.prbf import _blocked
     from alprbf.prbf._gaussian import FarRowDensities
-    diag, starts, reg = starts_of(model, options, seed)
-    params = run_em(diag, starts[0], tol=0.0, max_iter=iterations, reg_covar=reg).params
-    blocks = _blocked.e_step_blocks(diag, params.n_components)
-    if blocks is None:
-        raise SystemExit("the E-steps of this case are not blocked")
+    diag, params, blocks = member_at(model, options, seed, iterations)
     spent = {}
 
     def timed(name, fn):
@@ -182,7 +190,7 @@ def flush_margins(model, options, seed, margins=(100, 300, 1000)):
     """How far below the clip the first member's flushed entries lie along its EM, and how
     many of them a bound could prove flushed without evaluating them."""
     from alprbf.prbf._estep import mixture_weights, offset_table
-    from alprbf.prbf._gaussian import FarRowDensities, log_prob_coefficients
+    from alprbf.prbf._gaussian import estimate_log_gaussian_prob, log_prob_coefficients
     from alprbf.prbf._normalize import CLIP, weighted_logits
     diag, starts, reg = starts_of(model, options, seed)
     f = diag.features
@@ -190,9 +198,8 @@ def flush_margins(model, options, seed, margins=(100, 300, 1000)):
 
     def state(p):
         pc, ct = p.precisions_cholesky, p.covariance_type
-        BT, muc, log_det = log_prob_coefficients(f, p.means, pc, ct)
-        lpT = BT @ f.ZT                                   # whole products (the flush decisions,
-        FarRowDensities(f, muc, pc, ct, log_det).write(lpT, 0, diag.n_samples)  # not the bits)
+        BT = log_prob_coefficients(f, p.means, pc, ct)[0]
+        lpT = estimate_log_gaussian_prob(None, p.means, pc, ct, features=f).T
         table = offset_table(p, mixture_weights(p))
         w = weighted_logits(lpT, table, diag.codes_ext)
         return BT, table, w - w.max(axis=0)
@@ -213,13 +220,12 @@ def flush_margins(model, options, seed, margins=(100, 300, 1000)):
     print(f"  first member: {n_iter} EM iterations, {diag.n_samples} rows, "
           f"{p.n_components} components")
     for it in sorted({min(5, n_iter - 1), min(20, n_iter - 1), min(40, n_iter - 1)}):
-        (B0, t0, _), (B1, t1, gap) = seq[it - 1], seq[it]
+        (B0, table0, gap0), (B1, table1, gap) = seq[it - 1], seq[it]
         flushed = gap <= CLIP
         # |change of an entry| <= |B1_k - B0_k| |z_i| + |offset change|: an entry below the
         # clip by more than its own change and its row's argmax's is flushed for sure
         change = (np.linalg.norm(B1 - B0, axis=1)[:, None] * znorm[None, :]
-                  + offset_change(t1, t0)[:, None])
-        _, _, gap0 = seq[it - 1]
+                  + offset_change(table1, table0)[:, None])
         top = np.argmax(gap0, axis=0)
         proven = gap0 + change + change[top, np.arange(gap0.shape[1])] + 1.0 < CLIP
         near = ", ".join(f"{np.mean(gap > CLIP - x):.1%} within {x}" for x in margins)
