@@ -190,6 +190,27 @@ def test_a_run_keeps_the_checkpoint_directory_while_something_is_in_it(setup, tm
     assert not other.parent.exists()
 
 
+@pytest.mark.parametrize("every", [None, 0.0])
+def test_a_run_that_dies_leaves_a_checkpoint_directory_only_with_checkpoints_on(
+        setup, tmp_path, monkeypatch, every):
+    """The runner makes ``checkpoints/`` only when checkpoints are on; a run that dies
+    (here: interrupted as its tasks start) leaves it then, and never with them off."""
+    import alprbf.runner as runner
+
+    def dying_fan_out(*args, **kwargs):
+        raise KeyboardInterrupt
+        yield  # pragma: no cover - makes this a generator, as fan_out is
+
+    cfg, _, tasks = setup
+    out = tmp_path / "out"
+    monkeypatch.setattr(runner, "fan_out", dying_fan_out)
+    with pytest.raises(KeyboardInterrupt):
+        run_experiment(cfg, out, progress=False, checkpoint_every=every,
+                       only=[tasks[0].task_id])
+    assert (out / "tasks").is_dir()
+    assert (out / "checkpoints").is_dir() == (every is not None)
+
+
 def test_negative_checkpoint_interval_is_a_user_error(setup, tmp_path):
     from alprbf.errors import UserError
     cfg, _, _ = setup
