@@ -3,6 +3,7 @@
 #   make test            fresh venv + test extras + the test suite
 #   make table-000 SCALE=smoke|full   (likewise table-001 ... table-004)
 #   make table-000 ONLY='*__f0'       run only the matching tasks (shell pattern on task ids)
+#   make table-000 RUN_ARGS=--rerun-changed   re-run only the methods the config changed
 
 PYTHON ?= python3
 VENV   ?= .venv
@@ -10,6 +11,8 @@ BIN    := $(VENV)/bin
 JOBS   ?= 2
 SCALE  ?= full
 ONLY   ?=
+# extra `alprbf run` options for the table targets, e.g. RUN_ARGS=--rerun-changed
+RUN_ARGS ?=
 # Default the data mirror to ../shared/datasets only where it exists (a fresh clone elsewhere
 # runs the mirror tests as skipped, not failed).
 ifeq ($(origin ALPRBF_DATA_MIRROR),undefined)
@@ -52,7 +55,7 @@ define TABLE
 table-$(1): install  ## run and report the tables of seed $(1) (SCALE=smoke|full)
 	@for cfg in configs/table_$(1)*.yaml; do \
 	  echo "== $$$$cfg ($(SCALE))"; \
-	  $(BIN)/alprbf run $$$$cfg --scale $(SCALE) --jobs $(JOBS) --quiet $(if $(ONLY),--only '$(ONLY)') \
+	  $(BIN)/alprbf run $$$$cfg --scale $(SCALE) --jobs $(JOBS) --quiet $(if $(ONLY),--only '$(ONLY)') $(RUN_ARGS) \
 	    --out results/table-$(1)-$(SCALE)/$$$$(basename $$$$cfg .yaml) || exit $$$$?; \
 	done
 	$(BIN)/alprbf report results/table-$(1)-$(SCALE) $(REPORT_ARGS_$(1))

@@ -59,6 +59,10 @@ def run(
         help="Dask scheduler address (tcp://host:8786); default: start a LocalCluster.")] = None,
     out: Annotated[Path | None, typer.Option(help="Results directory.")] = None,
     force: Annotated[bool, typer.Option(help="Discard finished tasks and run all again.")] = False,
+    rerun_changed: Annotated[bool, typer.Option(
+        help="The results directory holds another config's results: keep the tasks both "
+             "configs define alike, delete and re-run the others (changed data sets or "
+             "methods).")] = False,
     scale: Annotated[str, typer.Option(help="smoke or full (or a scale the config defines).")]
     = "full",
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
@@ -87,12 +91,15 @@ def run(
         summary = run_experiment(cfg, out, jobs=jobs, backend=backend, scheduler=scheduler,
                                  force=force, progress=not quiet, only=only,
                                  checkpoint_every=None if no_checkpoints else checkpoint_every,
-                                 task_threads=task_threads)
+                                 task_threads=task_threads, rerun_changed=rerun_changed)
     except KeyboardInterrupt:
         typer.echo("interrupted: finished tasks and checkpoints are saved; run the same command "
                    "again to resume", err=True)
         raise typer.Exit(130) from None
-    if summary.extended:
+    if summary.dropped is not None:
+        typer.echo(f"kept the tasks that config {summary.extended} defines alike; deleted "
+                   f"{summary.dropped} task files of its changed data sets or methods")
+    elif summary.extended:
         typer.echo(f"extended the results of config {summary.extended} (this config adds data "
                    "sets or methods to it)")
     typer.echo(f"{summary.n_done} tasks run, {summary.n_skipped} already done, "

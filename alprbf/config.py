@@ -279,28 +279,70 @@ class Config:
         """Whether this config is the config ``old`` with data sets or methods added.
 
         ``old`` is a run's ``run.json`` ``config`` and ``old_digest`` its ``config_digest``.
-        True when ``old`` hashes to ``old_digest`` (its record is what it says) and every
-        field but the data sets, the methods and the other scales' overrides (``scales``;
-        the config is already scaled) is the same, and every data set and method of ``old``
-        is here unchanged (same label, model, strategy and parameters).  A task's rows
-        depend only on its data set, its method, the protocol and the seeds derived from
-        their labels, so the results of ``old`` are results of this config: a run may add
-        the new tasks to them (:func:`alprbf.runner.run_experiment`).
+        True when :meth:`shared_grid` finds every data set and method of ``old`` here
+        unchanged.  A task's rows depend only on its data set, its method, the protocol and
+        the seeds derived from their labels, so the results of ``old`` are then results of
+        this config: a run may add the new tasks to them
+        (:func:`alprbf.runner.run_experiment`).
+        """
+        shared = self.shared_grid(old, old_digest)
+        return shared is not None and shared.covers_old
+
+    def shared_grid(self, old: dict[str, Any], old_digest: str) -> SharedGrid | None:
+        """The data sets and methods that this config and ``old`` define the same way.
+
+        ``old`` is a run's ``run.json`` ``config`` and ``old_digest`` its ``config_digest``.
+        None when ``old`` does not hash to ``old_digest`` (its record is not what it says) or
+        differs in a field other than the data sets, the methods and the other scales'
+        overrides (``scales``; the config is already scaled): then no task of ``old`` is a
+        task of this config.  Otherwise the labels of the data sets and methods both define
+        alike (same label, model, strategy and parameters): a task of both is the same task
+        (:func:`alprbf.runner.run_experiment` keeps its file with ``rerun_changed``).
         """
         old = json.loads(json.dumps(old, default=str))   # a deep copy, JSON types only
         try:
             old.pop("reference", None)
             _drop_later_defaults(old)
         except (AttributeError, KeyError, TypeError, IndexError):   # not a config's layout
-            return False
+            return None
         if _digest_of(old) != old_digest:
-            return False
+            return None
         new = json.loads(json.dumps(self._digest_dict(), default=str))
         grid = ("datasets", "methods", "scales")
         if any(old.get(k) != new.get(k) for k in new.keys() | old.keys() if k not in grid):
-            return False
-        return (all(d in new["datasets"] for d in old.get("datasets", []))
-                and all(m in new["methods"] for m in old.get("methods", [])))
+            return None
+        old_datasets, old_methods = old.get("datasets", []), old.get("methods", [])
+        datasets = [d for d in new["datasets"] if d in old_datasets]
+        methods = [m for m in new["methods"] if m in old_methods]
+        return SharedGrid(
+            datasets=frozenset(d["label"] for d in datasets),
+            methods=frozenset((m["label"], s["label"]) for m, s in methods),
+            covers_old=(all(d in new["datasets"] for d in old_datasets)
+                        and all(m in new["methods"] for m in old_methods)))
+
+
+@dataclass(frozen=True)
+class SharedGrid:
+    """The data sets and methods two configs define the same way (:meth:`Config.shared_grid`).
+
+    Attributes
+    ----------
+    datasets : frozenset of str
+        Labels of the data sets defined alike.
+    methods : frozenset of (str, str)
+        ``(model label, strategy label)`` of the methods defined alike.
+    covers_old : bool
+        Every data set and method of the earlier config is among them (the later config
+        extends it).
+    """
+
+    datasets: frozenset[str]
+    methods: frozenset[tuple[str, str]]
+    covers_old: bool
+
+    def holds(self, dataset: str, model: str, strategy: str) -> bool:
+        """Whether the task of this data set and method (labels) is defined alike."""
+        return dataset in self.datasets and (model, strategy) in self.methods
 
 
 def _digest_of(d: dict[str, Any]) -> str:

@@ -286,6 +286,17 @@ def task_seconds(path: str | Path) -> float:
     return float(sum(pc.sum(table[c]).as_py() or 0.0 for c in cols))
 
 
+def task_config_digest(path: str | Path) -> str | None:
+    """The digest of the config that wrote a task file (metadata ``alprbf.config_digest``;
+    None for a file that records none).  Reads only the file's footer."""
+    try:
+        meta = pq.read_schema(path).metadata or {}
+    except (OSError, pa.ArrowException) as exc:
+        raise UserError(f"unreadable result file {path}: {exc}") from None
+    digest = meta.get(CONFIG_DIGEST_KEY)
+    return None if digest is None else digest.decode()
+
+
 def run_digest(out: str | Path) -> str | None:
     """The config digest of a results directory's ``run.json`` (None without one)."""
     return run_metadata(out).get("config_digest")

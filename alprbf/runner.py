@@ -14,9 +14,11 @@ Results layout (``out`` defaults to ``results/<name>``, or ``results/<name>-<sca
 Every finished task is written atomically (temporary file + rename); running again into the
 same directory skips finished tasks, also when the config now has more data sets or methods
 (the new tasks run beside the old ones; ``run.json`` lists the earlier config digests under
-``extends``).  A task in flight saves its loop state every
-``checkpoint_every`` seconds (:mod:`alprbf.checkpoint`), so a run that dies loses at most that
-much work per task in flight: the next run resumes those tasks where they were saved.
+``extends``).  After a change of some data sets or methods, ``rerun_changed`` keeps the
+tasks the two configs define alike and re-runs only the changed ones.  A task in flight
+saves its loop state every ``checkpoint_every`` seconds (:mod:`alprbf.checkpoint`), so a run
+that dies loses at most that much work per task in flight: the next run resumes those tasks
+where they were saved.
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ from .results import (
     checksum_file,
     run_digests,
     run_metadata,
+    task_config_digest,
     task_file,
     task_files,
     task_problem,
@@ -288,7 +291,11 @@ class RunSummary:
     n_done: int
     seconds: float
     #: digest of the config whose results this run extended (data sets or methods added)
+    #: or, with ``rerun_changed``, kept in part
     extended: str | None = None
+    #: with ``rerun_changed`` when the config had changed: task files of the directory's
+    #: earlier config deleted as no longer results of this one (None: nothing re-run)
+    dropped: int | None = None
 
 
 def select_tasks(tasks: list[Task], only: Sequence[str] | None) -> list[Task]:
@@ -307,7 +314,8 @@ def run_experiment(cfg: Config, out: str | Path | None = None, *, jobs: int = 1,
                    backend: str = "loky", scheduler: str | None = None, force: bool = False,
                    progress: bool = True, only: Sequence[str] | None = None,
                    checkpoint_every: float | None = 300.0,
-                   task_threads: int | None = None) -> RunSummary:
+                   task_threads: int | None = None,
+                   rerun_changed: bool = False) -> RunSummary:
     """Run (or resume) an experiment and write its results.
 
     Parameters
@@ -334,6 +342,12 @@ def run_experiment(cfg: Config, out: str | Path | None = None, *, jobs: int = 1,
         Threads each task may use inside a query (the QBC committee trains its members in
         parallel); the results do not depend on it.  None:
         :func:`alprbf.execution.default_task_threads`.
+    rerun_changed : bool
+        When ``out`` holds the results of another config that differs from ``cfg`` in its
+        data sets and methods only, keep the task files of the tasks both define alike (and
+        those ``cfg`` itself wrote, e.g. copied in from another directory), delete the
+        others and run them again: re-running a changed method re-runs its tasks alone.
+        Without it such a directory is refused (unless ``cfg`` only adds to the grid).
     """
     if backend not in BACKENDS:
         raise UserError(f"unknown backend '{backend}'; valid backends: {', '.join(BACKENDS)}")
@@ -357,7 +371,7 @@ def run_experiment(cfg: Config, out: str | Path | None = None, *, jobs: int = 1,
             ckpt_dir.mkdir(exist_ok=True)
     with _locked(out, cfg):
         before = run_digests(out)[:1]
-        extends = _check_previous_config(out, cfg, force)
+        extends, dropped = _check_previous_config(out, cfg, force, rerun_changed)
         extended = before[0] if extends and before[0] != cfg.digest() else None
         with _output_errors(out):
             for d in (out, out / TASKS_DIR, ckpt_dir):
@@ -370,9 +384,10 @@ def run_experiment(cfg: Config, out: str | Path | None = None, *, jobs: int = 1,
         datasets = load_datasets(cfg)
         queries = validate(cfg, datasets)
         todo = [t for t in tasks if not _finished(out, t.task_id)]
-        if todo or not (out / "run.json").is_file():
+        if todo or not (out / "run.json").is_file() or extended:
             # a run with nothing left to do leaves run.json (the commit that computed the
-            # results) as it is: resuming a finished record does not re-stamp it
+            # results) as it is: resuming a finished record does not re-stamp it; a run of
+            # another config (extended, or changed methods re-run) always names it
             with _output_errors(out):
                 write_metadata(cfg, out, datasets, all_tasks, extends)
         skipped = len(tasks) - len(todo)
@@ -394,7 +409,8 @@ def run_experiment(cfg: Config, out: str | Path | None = None, *, jobs: int = 1,
                 bar.task_done(task, queries[task.dataset.label])
         with contextlib.suppress(OSError):     # no task in flight left: nothing to resume
             ckpt_dir.rmdir()                   # (fails, and stays, while one is not empty)
-    return RunSummary(out, len(tasks), skipped, done, time.perf_counter() - t0, extended)
+    return RunSummary(out, len(tasks), skipped, done, time.perf_counter() - t0, extended,
+                      dropped)
 
 
 def _output_error(out: Path, exc: OSError) -> UserError:
@@ -437,26 +453,57 @@ def holds_results_of(out: str | Path, cfg: Config) -> bool:
             or cfg.extends(run_metadata(out).get("config", {}), prev[0]))
 
 
-def _check_previous_config(out: Path, cfg: Config, force: bool) -> tuple[str, ...]:
+def _check_previous_config(out: Path, cfg: Config, force: bool,
+                           rerun_changed: bool = False) -> tuple[tuple[str, ...], int | None]:
     """Refuse a directory that holds another config's results (``--force`` clears them).
 
     A config that only adds data sets or methods to the directory's (:meth:`Config.extends`)
-    keeps its results and runs the new tasks beside them.  Returns the digests of the configs
-    this directory's results come from besides ``cfg`` (``run.json``'s ``extends``).
+    keeps its results and runs the new tasks beside them; with ``rerun_changed`` a config
+    that changes data sets or methods keeps the tasks both define alike
+    (:func:`_drop_changed_tasks`).  Returns the digests of the configs this directory's
+    results come from besides ``cfg`` (``run.json``'s ``extends``) and the number of task
+    files deleted as changed (None unless ``rerun_changed`` deleted changed tasks' files).
     """
     prev = run_digests(out)
     if not prev or prev[0] == cfg.digest():
-        return prev[1:]
+        return prev[1:], None
     if not force and holds_results_of(out, cfg):
-        return (*prev[1:], prev[0])
+        return (*prev[1:], prev[0]), None
+    if not force and rerun_changed:
+        return (*prev[1:], prev[0]), _drop_changed_tasks(out, cfg, prev[0])
     if not force:
         raise UserError(f"{out} holds results of a different config (digest {prev[0]} != "
                         f"{cfg.digest()}), which this one does not extend by data sets or "
-                        "methods alone; use --force to overwrite or --out for a new directory")
+                        "methods alone; use --rerun-changed to keep the tasks both define "
+                        "alike and run the others again, --force to overwrite, or --out for "
+                        "a new directory")
     with _output_errors(out):
         for p in task_files(out):   # another config's tasks never mix with this one's
             _remove_task(out, p.stem)
-    return ()
+    return (), None
+
+
+def _drop_changed_tasks(out: Path, cfg: Config, old_digest: str) -> int:
+    """Delete the task files of ``out`` that are not results of ``cfg``; return how many.
+
+    A file is kept when ``cfg`` wrote it (its recorded digest) or when its task is one that
+    ``cfg`` and the directory's config (``run.json``) define alike
+    (:meth:`Config.shared_grid`); the tasks of changed or removed data sets and methods go.
+    """
+    shared = cfg.shared_grid(run_metadata(out).get("config", {}), old_digest)
+    if shared is None:
+        raise UserError(f"{out} holds results of config {old_digest}, which differs from this "
+                        "one beyond its data sets and methods (name, protocol or seed), so "
+                        "none of its tasks is a task of this config; use --force to overwrite "
+                        "or --out for a new directory")
+    alike = {t.task_id for t in plan(cfg)
+             if shared.holds(t.dataset.label, t.model.label, t.strategy.label)}
+    changed = [p for p in task_files(out)
+               if p.stem not in alike and task_config_digest(p) != cfg.digest()]
+    with _output_errors(out):
+        for p in changed:
+            _remove_task(out, p.stem)
+    return len(changed)
 
 
 def _remove_task(out: Path, task_id: str) -> None:
