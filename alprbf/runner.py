@@ -359,6 +359,9 @@ def run_experiment(cfg: Config, out: str | Path | None = None, *, jobs: int = 1,
         raise UserError(f"--task-threads must be >= 1, got {task_threads}")
     if checkpoint_every is not None and not checkpoint_every >= 0:
         raise UserError(f"--checkpoint-every must be >= 0 seconds, got {checkpoint_every}")
+    if force and rerun_changed:
+        raise UserError("--force (run every task again) and --rerun-changed (keep the tasks "
+                        "defined alike) exclude each other; give one")
     out = Path(out) if out is not None else default_out_dir(cfg)
     all_tasks = plan(cfg)
     tasks = select_tasks(all_tasks, only)

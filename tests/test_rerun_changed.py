@@ -129,3 +129,7 @@ def test_the_command_line_says_what_it_kept_and_deleted(tmp_path):
     res = runner.invoke(app, ["run", str(b), "--out", str(out), "-q", "--rerun-changed"])
     assert res.exit_code == 0, res.output
     assert "deleted 2 task files" in res.output and "2 tasks run, 2 already done" in res.output
+    res = runner.invoke(app, ["run", str(b), "--out", str(out), "-q", "--rerun-changed",
+                              "--force"])
+    assert res.exit_code == 2 and "exclude each other" in res.stderr
+    assert len(task_files(out)) == 4                        # refused before touching anything
