@@ -374,18 +374,22 @@ def run_experiment(cfg: Config, out: str | Path | None = None, *, jobs: int = 1,
             ckpt_dir.mkdir(exist_ok=True)
     with _locked(out, cfg):
         before = run_digests(out)[:1]
-        extends, dropped = _check_previous_config(out, cfg, force, rerun_changed)
+        extends, stale, dropped = _check_previous_config(out, cfg, force, rerun_changed)
         extended = before[0] if extends and before[0] != cfg.digest() else None
+        datasets = load_datasets(cfg)
+        queries = validate(cfg, datasets)
+        # only a config that loaded and validated deletes anything: a refused one leaves
+        # the directory as it found it
         with _output_errors(out):
             for d in (out, out / TASKS_DIR, ckpt_dir):
                 remove_stale_temporaries(d)
+            for task_id in stale:
+                _remove_task(out, task_id)
             if force:
                 for t in tasks:
                     _remove_task(out, t.task_id)
                     checkpoint_file(ckpt_dir, t.task_id).unlink(missing_ok=True)
                     progress_file(ckpt_dir, t.task_id).unlink(missing_ok=True)
-        datasets = load_datasets(cfg)
-        queries = validate(cfg, datasets)
         todo = [t for t in tasks if not _finished(out, t.task_id)]
         if todo or not (out / "run.json").is_file() or extended:
             # a run with nothing left to do leaves run.json (the commit that computed the
@@ -456,38 +460,38 @@ def holds_results_of(out: str | Path, cfg: Config) -> bool:
             or cfg.extends(run_metadata(out).get("config", {}), prev[0]))
 
 
-def _check_previous_config(out: Path, cfg: Config, force: bool,
-                           rerun_changed: bool = False) -> tuple[tuple[str, ...], int | None]:
+def _check_previous_config(out: Path, cfg: Config, force: bool, rerun_changed: bool = False
+                           ) -> tuple[tuple[str, ...], list[str], int | None]:
     """Refuse a directory that holds another config's results (``--force`` clears them).
 
     A config that only adds data sets or methods to the directory's (:meth:`Config.extends`)
     keeps its results and runs the new tasks beside them; with ``rerun_changed`` a config
     that changes data sets or methods keeps the tasks both define alike
-    (:func:`_drop_changed_tasks`).  Returns the digests of the configs this directory's
-    results come from besides ``cfg`` (``run.json``'s ``extends``) and the number of task
-    files deleted as changed (None unless ``rerun_changed`` deleted changed tasks' files).
+    (:func:`_changed_tasks`).  Deletes nothing itself: returns the digests of the configs
+    this directory's results come from besides ``cfg`` (``run.json``'s ``extends``), the ids
+    of the task files to delete before running (the other config's, or its changed tasks')
+    and how many of them ``rerun_changed`` marked as changed (None otherwise).
     """
     prev = run_digests(out)
     if not prev or prev[0] == cfg.digest():
-        return prev[1:], None
+        return prev[1:], [], None
     if not force and holds_results_of(out, cfg):
-        return (*prev[1:], prev[0]), None
+        return (*prev[1:], prev[0]), [], None
     if not force and rerun_changed:
-        return (*prev[1:], prev[0]), _drop_changed_tasks(out, cfg, prev[0])
+        changed = _changed_tasks(out, cfg, prev[0])
+        return (*prev[1:], prev[0]), changed, len(changed)
     if not force:
         raise UserError(f"{out} holds results of a different config (digest {prev[0]} != "
                         f"{cfg.digest()}), which this one does not extend by data sets or "
                         "methods alone; use --rerun-changed to keep the tasks both define "
                         "alike and run the others again, --force to overwrite, or --out for "
                         "a new directory")
-    with _output_errors(out):
-        for p in task_files(out):   # another config's tasks never mix with this one's
-            _remove_task(out, p.stem)
-    return (), None
+    # another config's tasks never mix with this one's
+    return (), [p.stem for p in task_files(out)], None
 
 
-def _drop_changed_tasks(out: Path, cfg: Config, old_digest: str) -> int:
-    """Delete the task files of ``out`` that are not results of ``cfg``; return how many.
+def _changed_tasks(out: Path, cfg: Config, old_digest: str) -> list[str]:
+    """The ids of the task files of ``out`` that are not results of ``cfg``.
 
     A file is kept when ``cfg`` wrote it (its recorded digest) or when its task is one that
     ``cfg`` and the directory's config (``run.json``) define alike
@@ -501,12 +505,8 @@ def _drop_changed_tasks(out: Path, cfg: Config, old_digest: str) -> int:
                         "or --out for a new directory")
     alike = {t.task_id for t in plan(cfg)
              if shared.holds(t.dataset.label, t.model.label, t.strategy.label)}
-    changed = [p for p in task_files(out)
-               if p.stem not in alike and task_config_digest(p) != cfg.digest()]
-    with _output_errors(out):
-        for p in changed:
-            _remove_task(out, p.stem)
-    return len(changed)
+    return [p.stem for p in task_files(out)
+            if p.stem not in alike and task_config_digest(p) != cfg.digest()]
 
 
 def _remove_task(out: Path, task_id: str) -> None:

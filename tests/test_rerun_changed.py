@@ -133,3 +133,18 @@ def test_the_command_line_says_what_it_kept_and_deleted(tmp_path):
                               "--force"])
     assert res.exit_code == 2 and "exclude each other" in res.stderr
     assert len(task_files(out)) == 4                        # refused before touching anything
+
+
+@pytest.mark.parametrize("how", [{"rerun_changed": True}, {"force": True}])
+def test_a_config_that_fails_validation_deletes_nothing(tmp_path, how):
+    # the strategy's batch exceeds the budget: refused once the data are loaded, and the
+    # changed tasks' files (all four here) are still there
+    a = _cfg(tmp_path, "a.yaml", A)
+    bad = _cfg(tmp_path, "b.yaml", {**A, "strategy": {"name": "random", "batch_size": 100}})
+    out = tmp_path / "out"
+    run_experiment(a, out, progress=False)
+    before = _files(out)
+    with pytest.raises(UserError, match="batch_size = 100 exceeds"):
+        run_experiment(bad, out, progress=False, **how)
+    assert _files(out) == before and len(before) == 4
+    assert run_digests(out) == (a.digest(),)
