@@ -274,6 +274,29 @@ def _rows_accuracy(model, X: np.ndarray, y: np.ndarray, rows: np.ndarray | None 
     return _hit_rate(model.predict_rows(X, rows), y) if len(y) else 0.0
 
 
+def prediction_diagnostics(test_predicted: np.ndarray, pool_predicted: np.ndarray
+                           ) -> dict[str, object]:
+    """What a model predicts, for the health checks (:data:`alprbf.results.DIAGNOSTIC_COLUMNS`):
+    the number of distinct classes predicted on the tested rows and on the training part, and
+    the largest share of one predicted class on each (1.0: a constant predictor)."""
+    out: dict[str, object] = {}
+    for where, predicted in (("test", test_predicted), ("pool", pool_predicted)):
+        counts = np.unique_counts(np.asarray(predicted)).counts if len(predicted) else []
+        out[f"n_pred_classes_{where}"] = int(len(counts))
+        out[f"max_pred_share_{where}"] = (float(np.max(counts)) / len(predicted)
+                                          if len(predicted) else 0.0)
+    return out
+
+
+def _json_value(value: object) -> object:
+    """JSON form of the numpy scalars and arrays that a learner's diagnostics may hold."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"diagnostics value of type {type(value).__name__} is not JSON")
+
+
 def _test_scores(predicted: np.ndarray, y: np.ndarray, denominator: str,
                  n_train: int) -> tuple[float, float]:
     """``(test_error, test_accuracy)`` of the predictions of the tested rows: misclassified
@@ -382,6 +405,7 @@ def run_task(task: Task, ds: Dataset, protocol: Protocol,
         if on_query is not None and queries > remaining:
             on_query(queries - remaining)
     strategy.threads = threads
+    last_state = next((r["model_state"] for r in reversed(rows) if r.get("model_state")), None)
     last_save = time.perf_counter()
     for it in range(start, n_rounds + 1):
         t0 = time.perf_counter()
@@ -399,9 +423,11 @@ def run_task(task: Task, ds: Dataset, protocol: Protocol,
                 predicted = model.predict(X_test)
             test_error, test_acc = _test_scores(predicted, y_test, protocol.error_denominator,
                                                 len(train))
-            train_acc = _rows_accuracy(model, X_train, y_train)
+            pool_predicted = model.predict_rows(X_train, None)
+            train_acc = _hit_rate(pool_predicted, y_train) if len(y_train) else 0.0
             labeled_acc = _rows_accuracy(model, X_train, y_train, np.flatnonzero(is_labeled))
             eval_seconds = time.perf_counter() - t0
+            state = json.dumps(model.diagnostics(), sort_keys=True, default=_json_value)
             rows.append({
                 "experiment": task.experiment, "dataset": dl, "model": task.model.label,
                 "strategy": task.strategy.label, "fold": task.fold,
@@ -416,8 +442,11 @@ def run_task(task: Task, ds: Dataset, protocol: Protocol,
                 "queried": train[new_rows].astype(np.int64),
                 "queried_labels": y_train[new_rows].astype(np.int64),
                 "task_id": task.task_id,
+                **prediction_diagnostics(predicted, pool_predicted),
+                "model_state": None if state == last_state else state,
             })
             new_rows, query_seconds = np.empty(0, np.int64), 0.0
+            last_state = state
         if last:
             break
         batch = min(batch_size, remaining)

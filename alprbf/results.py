@@ -39,8 +39,14 @@ KEY_COLUMNS = ("experiment", "dataset", "model", "strategy", "fold", "repetition
 #: Columns that hold wall-clock measurements (excluded from determinism comparisons).
 TIMING_COLUMNS = ("fit_seconds", "query_seconds", "eval_seconds")
 
+#: Health diagnostics (see :func:`alprbf.protocol.prediction_diagnostics`): what the model
+#: predicts at each evaluation and, whenever they change, the model's own choices.  They
+#: observe a run and never feed back into it; records written before them lack them.
+DIAGNOSTIC_COLUMNS = ("n_pred_classes_test", "n_pred_classes_pool", "max_pred_share_test",
+                      "max_pred_share_pool", "model_state")
+
 #: Columns added after the first task files were written: read as nulls where absent.
-OPTIONAL_COLUMNS = ("eval_seconds", "n_components_presplit")
+OPTIONAL_COLUMNS = ("eval_seconds", "n_components_presplit", *DIAGNOSTIC_COLUMNS)
 
 SCHEMA = pa.schema([
     ("experiment", pa.string()),      # config name (plus "-<scale>" for non-full scales)
@@ -63,6 +69,11 @@ SCHEMA = pa.schema([
     ("queried", pa.list_(pa.int64())),         # rows (dataset indices) labeled since last row
     ("queried_labels", pa.list_(pa.int64())),  # their class codes
     ("task_id", pa.string()),
+    ("n_pred_classes_test", pa.int32()),   # distinct classes predicted on the tested rows
+    ("n_pred_classes_pool", pa.int32()),   # ... on the whole training part (L u U)
+    ("max_pred_share_test", pa.float64()), # largest predicted-class share on the tested rows
+    ("max_pred_share_pool", pa.float64()), # ... on the training part
+    ("model_state", pa.string()),          # JSON of Learner.diagnostics(); null: unchanged
 ])
 
 COLUMNS = tuple(SCHEMA.names)
@@ -447,8 +458,16 @@ def _table_difference(a: pa.Table, b: pa.Table, ignore: Sequence[str] = ()) -> s
     if a.num_rows != b.num_rows:
         return f"{a.num_rows} rows vs {b.num_rows}"
     cols = [c for c in COLUMNS if c not in TIMING_COLUMNS and c not in ignore
+            and not _absent_in_either(a, b, c)
             and not all(map(_same, a.column(c).to_pylist(), b.column(c).to_pylist()))]
     return f"columns differ: {', '.join(cols)}" if cols else ""
+
+
+def _absent_in_either(a: pa.Table, b: pa.Table, column: str) -> bool:
+    """A diagnostic column that one of the two files predates (all null there): not compared,
+    so that a record written before the diagnostics existed still checks against a new run."""
+    return column in DIAGNOSTIC_COLUMNS and (a.column(column).null_count == a.num_rows
+                                             or b.column(column).null_count == b.num_rows)
 
 
 def _same(x: object, y: object) -> bool:

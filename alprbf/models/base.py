@@ -94,6 +94,15 @@ class Learner:
         """Components of the network before its final split (None for models without one)."""
         return None
 
+    def diagnostics(self) -> dict[str, Any]:
+        """The model's own choices after the last ``fit``, for the health checks: tuned
+        hyper-parameters with the tuning grid's scores and its number of tied optima, the
+        density model's size and convergence, pre-clustering's scale, ...  A JSON-able dict
+        (numpy scalars and arrays allowed), stored in the task file whenever it changes
+        (column ``model_state``); it observes the model and must not change it.  Default:
+        nothing to report."""
+        return {}
+
 
 class EstimatorLearner(Learner):
     """Adapter of an estimator of this project whose ``fit(X, y)`` takes ``y = nan`` on
