@@ -153,6 +153,48 @@ def report(
         typer.echo(str(p))
 
 
+@app.command("check-health")
+@user_errors
+def check_health(
+    results: Annotated[list[Path], typer.Argument(
+        help="Results directories (each searched recursively).")],
+    allow: Annotated[Path | None, typer.Option(
+        help="Allow-list YAML of degenerate cells kept on purpose, each with its reason "
+             "(docs/health.md).")] = None,
+) -> None:
+    """Fail (exit 1) when a cell has degenerate tasks (constant predictors) that the
+    allow-list does not explain; list them one line each."""
+    for r in results:
+        if not r.is_dir():
+            raise UserError(f"results directory not found: {r}")
+    import pandas as pd
+
+    from .report.health import check_health as check
+    from .report.health import load_allow_list
+
+    allowed = load_allow_list(allow) if allow is not None else []
+    found = [check(r, allowed) for r in results]
+    cells = pd.concat([c for c, _ in found], ignore_index=True)
+    tasks = pd.concat([t for _, t in found], ignore_index=True)
+    bad = cells[cells["degenerate"] > 0]
+    failing = bad[bad["allowed"] == ""]
+    reasons = list(dict.fromkeys(bad["allowed"][bad["allowed"] != ""]))
+    for r in bad.itertuples(index=False):
+        where = f"{r.experiment}: {r.dataset} / {r.method}: {r.degenerate} of {r.tasks} tasks"
+        if r.allowed:
+            typer.echo(f"allowed [{reasons.index(r.allowed) + 1}]: {where}")
+            continue
+        ids = tasks.loc[(tasks["experiment"] == r.experiment) & (tasks["dataset"] == r.dataset)
+                        & (tasks["method"] == r.method), "task_id"]
+        typer.echo(f"DEGENERATE: {where} ({', '.join(ids)})")
+    for i, reason in enumerate(reasons, 1):
+        typer.echo(f"[{i}] {reason}")
+    typer.echo(f"{len(cells)} cells checked; {len(bad)} with degenerate tasks, "
+               f"{len(bad) - len(failing)} of them allow-listed")
+    if len(failing):
+        raise typer.Exit(1)
+
+
 def _fractions(text: str | None) -> tuple[float, ...]:
     if not text:
         return ()

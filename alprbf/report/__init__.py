@@ -50,7 +50,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import UserError, unknown_name
-from . import metrics, plots, reference, stats, tables
+from . import health, metrics, plots, reference, stats, tables
 from .io import (
     SUMMARY,
     Experiment,
@@ -403,8 +403,10 @@ def _experiment_report(exp: Experiment, rows: pd.DataFrame, out: Path, opts: Rep
     acc_curves = metrics.curve_stats(df, metrics.CURVE_ACCURACIES[opts.curve_accuracy])
     vb = _versus_baseline(acc_curves, base, opts.window, parts)
     rp = _rp_significance(scores, opts)
+    cell_health = health.cell_health(health.task_health(df))
     cells, summary = _reference_cells(exp, df, labels, plan,
-                                      _ours_long(err, scores, vb, cost, rp), opts, parts)
+                                      _ours_long(err, scores, vb, cost, rp), opts, parts,
+                                      cell_health)
     published = _published_errors(cells)
 
     _learning_curves(df, out, published, parts)
@@ -420,6 +422,7 @@ def _experiment_report(exp: Experiment, rows: pd.DataFrame, out: Path, opts: Rep
                                                       opts.window)
         parts.notes.append(f"Accuracy used: RP ranks test accuracies; AULC and DUR use the "
                            f"{_CURVE_WORDS[opts.curve_accuracy]}.")
+    parts.tables.append(tables.health_table(cell_health, health.CONSTANT_SHARE))
     parts.tables.append(tables.cost_table(cost, _cost_notes(df)))
     parts.tables.append(tables.run_cost_table(metrics.run_cost(df), _machine(exp)))
     if cells is not None:
@@ -517,9 +520,11 @@ def _ours_long(err: pd.DataFrame, scores: pd.DataFrame, vb: pd.DataFrame | None,
 
 def _reference_cells(exp: Experiment, df: pd.DataFrame, labels: pd.DataFrame,
                      plan: pd.DataFrame, ours: pd.DataFrame, opts: ReportOptions,
-                     parts: _Parts) -> tuple[pd.DataFrame | None, list[str]]:
-    """Every published cell's readings with verdicts and the summary line of each published
-    table (None and no lines without a reference file)."""
+                     parts: _Parts, cell_health: pd.DataFrame
+                     ) -> tuple[pd.DataFrame | None, list[str]]:
+    """Every published cell's readings with verdicts (degenerate cells marked as such, see
+    :mod:`alprbf.report.health`) and the summary line of each published table (None and no
+    lines without a reference file)."""
     ref = opts.reference
     if ref is None and exp.reference_path is not None:
         ref = load_reference(exp.reference_path)
@@ -530,7 +535,7 @@ def _reference_cells(exp: Experiment, df: pd.DataFrame, labels: pd.DataFrame,
     present |= {(SUMMARY, m) for m in ours.loc[ours["dataset"] == SUMMARY, "method"]}
     matched = match_reference(ref, labels, present, plan, exp.config_datasets(),
                               opts.selected, scaled=exp.scale != "full")
-    cells = reference.compare(ref, matched, ours)
+    cells = reference.mark_degenerate(reference.compare(ref, matched, ours), cell_health)
     if (matched["our_dataset"] == SUMMARY).any():
         n = df["dataset"].nunique()
         parts.notes.append(f"Summary cells (dataset `all`: means, ranks, wins, chi2, CD) are "

@@ -20,7 +20,10 @@ Verdict (for each reading with a value of ours; Δ = ours − published):
   (a partial run, e.g. ``--only``); ``not selected``: left out by ``--methods``;
   ``no value``: the cell ran but our measure does not apply (e.g. DUR without a baseline);
   ``unmapped``: a name that matches no method or data set of the config (``alprbf validate``
-  refuses such a file).
+  refuses such a file);
+* ``degenerate in k of n tasks``: k of the cell's tasks are constant predictors at their end
+  or for much of their curve (:mod:`alprbf.report.health`); such a number is not the
+  method's, so it is neither within nor outside.
 """
 
 from __future__ import annotations
@@ -62,6 +65,13 @@ WITHIN_STD = "within std"
 OUTSIDE = "outside"
 NOT_COMPARABLE = "not comparable"
 NO_VALUE = "no value"
+DEGENERATE = "degenerate"
+
+
+def health_verdict(k: int, n: int) -> str:
+    """The verdict of a cell with ``k`` degenerate tasks out of ``n``
+    (:mod:`alprbf.report.health`)."""
+    return f"{DEGENERATE} in {k} of {n} tasks"
 
 
 def verdict(diff: float, std: float, metric: str) -> str:
@@ -124,8 +134,25 @@ def compare(ref: pd.DataFrame, matched: pd.DataFrame, ours: pd.DataFrame) -> pd.
                 "ref_mean": r["mean"], "ref_std": r["std"], "diff": diff,
                 "verdict": (verdict(diff, r["std"], r["metric"]) if m.status == "ok"
                             else m.status),
-                "note": m.note or flag, "source": r["source"]})
+                "note": m.note or flag, "source": r["source"],
+                "our_dataset": m.our_dataset if m.status == "ok" else None})
     return pd.DataFrame(rows)
+
+
+def mark_degenerate(cells: pd.DataFrame, health: pd.DataFrame) -> pd.DataFrame:
+    """``cells`` with the verdict of every reading whose (our data set, our method) has
+    degenerate tasks replaced by "degenerate in k of n tasks" (:mod:`alprbf.report.health`):
+    a number from learners that do not learn is neither within nor outside."""
+    bad = {(r.dataset, r.method): (r.degenerate, r.tasks)
+           for r in health.itertuples(index=False) if r.degenerate > 0}
+    if not bad or cells.empty:
+        return cells
+    out = cells.copy()
+    for i, r in enumerate(out.itertuples(index=False)):
+        hit = bad.get((r.our_dataset, r.our_method))
+        if hit is not None and r.verdict not in ("not run", "not selected", "unmapped"):
+            out.iat[i, out.columns.get_loc("verdict")] = health_verdict(*hit)
+    return out
 
 
 def summary(cells: pd.DataFrame) -> list[str]:
@@ -146,6 +173,10 @@ def summary(cells: pd.DataFrame) -> list[str]:
         where = f" ({', '.join(tols)} where none is given)" if tols else ""
         parts = [f"{int(within.sum())} of {len(t)} cells within the published std{where}",
                  f"{int((v == OUTSIDE).sum())} outside", f"{int((v == 'not run').sum())} not run"]
+        degenerate = int(v.str.startswith(DEGENERATE).sum())
+        if degenerate:
+            parts.append(f"{degenerate} degenerate (learners that do not learn in some tasks; "
+                         "see the health table)")
         for other in (NOT_COMPARABLE, "not selected", NO_VALUE, "unmapped"):
             n = int((v == other).sum())
             if n:

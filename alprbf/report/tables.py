@@ -484,6 +484,36 @@ def cost_table(cost: pd.DataFrame, notes: list[str] | None = None) -> Table:
                  [text, *(notes or [])])
 
 
+def health_table(cells: pd.DataFrame, constant_share: float) -> Table:
+    """The health checks per cell (:func:`alprbf.report.health.cell_health`): every cell
+    with a flag is shown, the CSV holds every cell."""
+    flagged = cells[(cells["degenerate"] > 0) | (cells["flat"] > 0)
+                    | (cells["grid_edge"].fillna(0) > 0)]
+    disp = pd.DataFrame({
+        "dataset": flagged["dataset"], "method": flagged["method"],
+        "degenerate": [f"{k} of {n}" for k, n in zip(flagged["degenerate"], flagged["tasks"],
+                                                      strict=True)],
+        "constant at end": flagged["final_constant"].astype(int),
+        f"constant > {100 * constant_share:g} %": flagged["mostly_constant"].astype(int),
+        "flat curve": flagged["flat"].astype(int),
+        "grid edge": [NA if _bad(x) else str(int(x)) for x in flagged["grid_edge"]],
+        "source": ["inferred" if x else "diagnostics" for x in flagged["inferred"]],
+    })
+    n_bad = int((cells["degenerate"] > 0).sum())
+    notes = [
+        f"{n_bad} of {len(cells)} cells have degenerate tasks; {len(flagged)} cells carry a "
+        "flag (the others are not shown; the CSV lists every cell).",
+        "Degenerate task: a constant predictor (one class on every training row) at its last "
+        f"evaluation or at more than {100 * constant_share:g} % of its evaluations; such a "
+        "cell's published-value verdict reads 'degenerate in k of n tasks'. Flat curve: test "
+        "accuracy gains no more from the first to the last evaluation than the std of the "
+        "cell's final accuracies. Grid edge: tasks whose last tuning chose a value at an end "
+        "of its grid (n/a: the model records no tuning). Source 'inferred': files without "
+        "diagnostics, judged from labeled, test and training-part accuracies (see "
+        "docs/health.md)."]
+    return Table("health", "Health checks", cells.copy(), disp.reset_index(drop=True), notes)
+
+
 def run_cost_table(cost: dict[str, float], machine: str | None = None) -> Table:
     """The cost of the whole run: tasks, task-hours, the longest task and the projected wall
     time on 1, 2 and 16 workers (``cost`` from :func:`alprbf.report.metrics.run_cost`)."""
