@@ -21,7 +21,7 @@ ifeq ($(origin ALPRBF_DATA_MIRROR),undefined)
   endif
 endif
 
-.PHONY: help install demo test lint bench tables table-000 table-001 table-002 table-003 table-004 check-record clean
+.PHONY: help install demo test lint bench tables table-000 table-001 table-002 table-003 table-004 check-record check-health clean
 
 help:  ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -94,6 +94,9 @@ RECORD_CHECKS := \
   configs/table_000.yaml|results/table-000-full/table_000|--queries 40 \
     --only 'segmentation__incremental_ssl_prbf_literal__qbc_prbf__r0__f0' \
     --only 'waveform__incremental_ssl_prbf_literal__qbc_prbf__r0__f0';
+
+check-health: install  ## fail on degenerate cells of the record not in results/health-allowlist.yaml
+	$(BIN)/alprbf check-health results/table-*-full --allow results/health-allowlist.yaml
 
 check-record: install  ## re-run a cheap subset of the recorded tasks; fail if any row changed
 	@echo "$(RECORD_CHECKS)" | tr ';' '\n' | sed '/^ *$$/d' | \
