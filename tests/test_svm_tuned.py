@@ -76,3 +76,27 @@ def test_probability_option_gives_calibrated_probabilities():
     assert P.shape == (150, 3) and np.allclose(P.sum(1), 1)
     assert len(np.unique(P.round(6))) > 3  # not one-hot
     assert np.mean(P.argmax(1) == y) > 0.9
+
+
+def test_diagnostics_report_the_line_searches():
+    """tuned_svc's diagnostics: the chosen gamma and C are the first minima of the stored
+    validation errors, the tie count is the number of minima, edges are flagged."""
+    from sklearn.datasets import load_iris
+
+    from alprbf.models import MODELS
+
+    X, y = load_iris(return_X_y=True)
+    X = (X - X.mean(0)) / X.std(0)
+    m = MODELS["tuned_svc"](n_classes=3, random_state=0).fit(X, y.astype(float))
+    d = m.diagnostics()
+    assert d["searched"]
+    for name in ("gamma", "C"):
+        s = d[f"{name}_search"]
+        errs = np.asarray(s["scores"])
+        assert d[name] == s["grid"][int(np.argmin(errs))]
+        assert s["tied_optima"] == np.count_nonzero(errs == errs.min())
+        assert s["at_edge"] == (d[name] in (s["grid"][0], s["grid"][-1]))
+    assert d["at_grid_edge"] == [n for n in ("gamma", "C") if d[f"{n}_search"]["at_edge"]]
+    few = np.full(len(y), np.nan)
+    few[[0, 50]] = y[[0, 50]]                      # too few labels for the inner folds
+    assert MODELS["tuned_svc"](n_classes=3).fit(X, few).diagnostics()["searched"] is False

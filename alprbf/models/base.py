@@ -104,6 +104,18 @@ class Learner:
         return {}
 
 
+def grid_choice(values: np.ndarray, scores: np.ndarray, chosen: float,
+                lower_is_better: bool = True) -> dict[str, Any]:
+    """Diagnostics of one hyper-parameter chosen on a grid (:meth:`Learner.diagnostics`):
+    the grid, its scores, the number of grid points tied with the best score and whether the
+    chosen value is an end of the grid (a search that may have wanted to go further)."""
+    values, scores = np.asarray(values, float), np.asarray(scores, float)
+    best = np.min(scores) if lower_is_better else np.max(scores)
+    return {"grid": values.tolist(), "scores": scores.tolist(),
+            "tied_optima": int(np.count_nonzero(scores == best)),
+            "at_edge": bool(len(values) > 1 and chosen in (values.min(), values.max()))}
+
+
 class EstimatorLearner(Learner):
     """Adapter of an estimator of this project whose ``fit(X, y)`` takes ``y = nan`` on
     unlabeled rows and whose ``classes`` parameter names every class of the task.

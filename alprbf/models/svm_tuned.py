@@ -27,7 +27,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..prbf import inner_cv_splits
-from .base import Learner, labeled_mask
+from .base import Learner, grid_choice, labeled_mask
 
 
 def line_search(errors_of, exponents: np.ndarray) -> tuple[int, np.ndarray]:
@@ -218,6 +218,22 @@ class TunedSVCLearner(Learner):
 
     def model_size(self):
         return None if self.estimator_ is None else self.estimator_.n_support_vectors_
+
+    def diagnostics(self) -> dict[str, Any]:
+        """The chosen gamma and C with each line search's validation errors (no search, with
+        fewer labels than the inner folds need: the libsvm defaults, ``searched`` False)."""
+        est = self.estimator_
+        if est is None:
+            return {}
+        out: dict[str, Any] = {"gamma": est.gamma_, "C": est.C_,
+                               "searched": bool(len(est.gamma_errors_))}
+        if out["searched"]:
+            for name, bounds, errors, value in (
+                    ("gamma", est.gamma_range, est.gamma_errors_, est.gamma_),
+                    ("C", est.C_range, est.C_errors_, est.C_)):
+                out[f"{name}_search"] = grid_choice(2.0 ** _exponents(bounds), errors, value)
+            out["at_grid_edge"] = [n for n in ("gamma", "C") if out[f"{n}_search"]["at_edge"]]
+        return out
 
     def tuning_time(self) -> float | None:
         """Seconds spent in the (gamma, C) search of the last fit."""
