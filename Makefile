@@ -107,4 +107,4 @@ check-record: install  ## re-run a cheap subset of the recorded tasks; fail if a
 	done
 
 clean:  ## remove results (keeps results/README.md and the tracked record results/table-*-full)
-	find results -mindepth 1 -maxdepth 1 ! -name README.md ! -name 'table-*-full' -exec rm -rf {} +
+	find results -mindepth 1 -maxdepth 1 ! -name README.md ! -name health-allowlist.yaml ! -name 'table-*-full' -exec rm -rf {} +

@@ -19,7 +19,7 @@ functions the blocked E-step calls, and the rest (the log-density products and t
 ``--flush-margins`` follows the first member's EM and reports how far below the clip its
 flushed entries lie, how many a bound on the change since the previous iteration would prove
 flushed, and how often candidate lists taken with a margin would stay provably valid
-(docs/notes.md, 'What is left of a late E-step').
+(docs/history/notes.md, 'What is left of a late E-step').
 
 Without a checkpoint, ``--dataset NAME`` builds the case itself: the data set (z-scored) from
 the mirror, a random 80 % as the training rows, ``--labels`` of them labeled, and a diagonal

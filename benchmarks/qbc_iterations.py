@@ -12,7 +12,7 @@ Usage::
         configs/table_000.yaml --queries 100 \\
         --only pendigits__incremental_ssl_prbf_literal__qbc_prbf__r0__f0
 
-(evidence for docs/notes.md, 'QBC member convergence and the cost of table 000').
+(evidence for docs/history/notes.md, 'QBC member convergence and the cost of table 000').
 """
 
 from __future__ import annotations

@@ -1,11 +1,12 @@
-"""The README's reproduction-status tables agree with the tracked record's reports.
+"""The reproduction pages' status tables (docs/reproduction/) agree with the tracked record's
+reports.
 
 Every published error cell of a complete record (the primary reading of the report's
 ``reference.csv``; seed 001's Table III of times and sizes is left to the report) must
-appear in a README table row naming its data set and method, with our mean (std) rounded as
+appear in a status table row (of the paper's page) naming its data set and method, with our mean (std) rounded as
 the report rounds it, the published mean (std) and the verdict.  Seed 003's table, of RP
 accuracies without std, is checked cell by cell against its paper-methods report, summary rows
-included.  A re-recorded table whose README was not updated fails here.
+included.  A re-recorded table whose page was not updated fails here.
 """
 
 from __future__ import annotations
@@ -18,7 +19,18 @@ import pandas as pd
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-README = ROOT / "README.md"
+PAGES = ROOT / "docs" / "reproduction"
+
+
+class _Pages:
+    """The text of every reproduction page (one per paper, and the record's index page)."""
+
+    @staticmethod
+    def read_text() -> str:
+        return "\n".join(p.read_text() for p in sorted(PAGES.glob("*.md")))
+
+
+README = _Pages()
 
 #: complete records whose README table lists every published cell
 COMPLETE = {

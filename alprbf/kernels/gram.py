@@ -515,7 +515,7 @@ class LaplacianDeformation:
     direct formula (one LU solve) for checks.
 
     Cost: the reduction is paid once per base kernel, each grid point is one banded Cholesky;
-    measured against the direct formula in ``docs/notes.md``, 'LAP deformation cost'.
+    measured against the direct formula in ``docs/history/notes.md``, 'LAP deformation cost'.
 
     Choices where the papers are silent: binary kNN weights with the "or" symmetrisation
     (:func:`knn_laplacian`); Belkin et al.'s ``1 / N^2`` scaling of the intrinsic term, N = the

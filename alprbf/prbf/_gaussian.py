@@ -26,7 +26,7 @@ sklearn does (a choice for speed): the global centring keeps the cancellation in
 forms small, and where a (nearly collapsed) component could still lose accuracy the direct
 per-component formulas are used instead (:func:`estimate_log_gaussian_prob` for rows beyond
 the component's accurate radius, :func:`gaussian_parameters_and_precisions` for its
-covariance) (evidence: docs/notes.md, 'Design matrix accuracy').
+covariance) (evidence: docs/history/notes.md, 'Design matrix accuracy').
 
 Robustness.  The covariance floor ``reg_covar`` is added to every diagonal (negative
 round-off variances are clipped to 0 first).  A component with (almost) no responsibility gets
@@ -613,7 +613,7 @@ def gaussian_parameters_and_precisions(features: GaussianFeatures,
     responsibility-weighted mean of ``|x - center|^2`` -- the scale of the terms its weighted
     sums add up.  This is a choice: the largest row norm would be the simpler bound, but a few
     far rows make it large for every component, so that nearly all components would be
-    recomputed (evidence: docs/notes.md, 'Design matrix accuracy').
+    recomputed (evidence: docs/history/notes.md, 'Design matrix accuracy').
 
     Parameters
     ----------

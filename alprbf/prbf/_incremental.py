@@ -26,7 +26,7 @@ Adding component ``M+1`` to a network ``PRBF(M)`` with parameters ``Theta_M`` (p
    value, whose singular density "raises" the likelihood of every class on that plane and
    would pass the test at every step; a candidate with a variance below ``degenerate_tol``
    times the data's variance in the same direction is rejected
-   (:func:`degenerate_candidates`; evidence: docs/notes.md, 'Degenerate candidates').  The
+   (:func:`degenerate_candidates`; evidence: docs/history/notes.md, 'Degenerate candidates').  The
    supervised incremental estimators use 1e-3; the default of :func:`try_add_component` is 0
    (off, the literal procedure) because with fewer labeled rows than features every candidate
    is singular in this sense, and the semi-supervised EM that follows an addition uses all
@@ -225,7 +225,7 @@ def _log_alpha_rows(alphas: np.ndarray, y_codes: np.ndarray) -> tuple[np.ndarray
     to a class's likelihood keeps its true sign.  The plain form rounds to 0 for ``a`` below
     machine epsilon (e.g. a nearly empty component's ``pi_jk / 2``), which turns that change
     into a rounding-sized *positive* amount whatever the candidate's density there, and the
-    ">= 2 classes increase" rule of eq 37 would count it (evidence: docs/notes.md, 'log1p in
+    ">= 2 classes increase" rule of eq 37 would count it (evidence: docs/history/notes.md, 'log1p in
     the candidate test').
     """
     with np.errstate(divide="ignore"):

@@ -33,7 +33,7 @@ def principal_direction(X: np.ndarray) -> np.ndarray:
     Computed as the leading eigenvector of the scatter matrix ``Xc^T Xc`` (d x d) with
     ``eigh`` rather than by an SVD of the n x d data: a choice for speed on the many small
     nodes; the leading direction's accuracy depends on the eigen-gap either way (evidence:
-    docs/notes.md, 'kd-tree principal direction').  The sign is fixed so that the
+    docs/history/notes.md, 'kd-tree principal direction').  The sign is fixed so that the
     largest-magnitude entry is positive, which makes the split deterministic.
     """
     Xc = X - X.mean(axis=0)

@@ -21,7 +21,7 @@ against those expressions in ``tests/test_prbf_normalize.py``).  Two NumPy detai
   library's.  Where NumPy calls the C library's ``exp`` (the pinned kernels), a compiled copy
   of it with the same bits does the exponentials (:mod:`~alprbf.prbf._exp`).
 
-What is gained (evidence: docs/notes.md, 'Fused E-step'):
+What is gained (evidence: docs/history/notes.md, 'Fused E-step'):
 
 * the element-wise chain runs in a few compiled passes per block of columns instead of about
   ten NumPy passes over the whole (M, n) arrays;
@@ -37,7 +37,7 @@ What is gained (evidence: docs/notes.md, 'Fused E-step'):
   block's left in the buffer instead of scattered among zeros (``sparse_below``;
   :mod:`~alprbf.prbf._sparse_moments`); for such a caller a block is sparse below the larger
   of the two fractions, since its product over the survivors saves more than the compaction
-  costs (docs/notes.md, 'Sparse or dense: the guess and its threshold').
+  costs (docs/history/notes.md, 'Sparse or dense: the guess and its threshold').
 * a caller that normalises many blocks can take the maxima and sums of each
   (``maxima_sums``) and form the log normaliser once (:func:`log_normaliser`): its NumPy
   calls cost about 30 us per call, against about 200 us for the rest of a late committee
@@ -437,7 +437,7 @@ def exp_flushed(a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     The arguments are clipped to ``CLIP`` *before* the exponential, so that no result is
     subnormal (far components) and no argument is ``-inf``; the small values are then zeroed by
     a multiplication with the mask rather than a masked ``copyto``.  Both are choices for speed
-    (evidence: docs/notes.md, 'Subnormal flushing').  ``out`` may be ``a`` (in place).  The
+    (evidence: docs/history/notes.md, 'Subnormal flushing').  ``out`` may be ``a`` (in place).  The
     compiled E-step (:func:`normalize_with_offsets`) gives the same bits.
     """
     out = np.maximum(a, CLIP, out=out)

@@ -1,7 +1,7 @@
 """Once-per-process timings that choose between code paths giving the same results.
 
 Only speed depends on them, but a timing taken during a slow spell of the machine can pick the
-slower path for every task a worker process runs (docs/notes.md, 'Sparse or dense: the guess
+slower path for every task a worker process runs (docs/history/notes.md, 'Sparse or dense: the guess
 and its threshold').  :func:`best_times` therefore calls each path once first (compilation,
 page faults, cold caches) and then times the paths in turn, so that a slow spell weighs on all
 of them alike.

@@ -36,7 +36,7 @@ Choices where the paper is silent (parameters of :class:`StepOptions`):
   departure: node placement then no longer follows where the queries went, which is the point
   of §4.2.  With *diagonal* covariances (the reading §4.3 suggests) the literal procedure
   works, so the defaults are ``covariance_type="diag"`` and ``candidate_rows="labeled"``;
-  ``configs/table_000.yaml`` runs the three readings (evidence: docs/notes.md, 'Candidate rows
+  ``configs/table_000.yaml`` runs the three readings (evidence: docs/history/notes.md, 'Candidate rows
   and covariance type').
 * Seed 000 uses the candidate statistics directly (no partial EM as in seed 001):
   ``partial_max_iter=0`` (only used with ``candidate_rows="labeled"``).
@@ -44,7 +44,7 @@ Choices where the paper is silent (parameters of :class:`StepOptions`):
   ``split_min_mass`` (the paper: ``> 0``).  With unlabeled rows every mass is positive, so the
   literal test gives ``M x K`` subcomponents; the default ``0.01`` drops those fitted to less
   than 1 % of one row.  A choice for speed: fewer subcomponents make the split and every
-  prediction cheaper, while the dropped ones carry almost no mass (evidence: docs/notes.md,
+  prediction cheaper, while the dropped ones carry almost no mass (evidence: docs/history/notes.md,
   'split_min_mass').
 """
 
@@ -88,12 +88,12 @@ class StepOptions:
     covariance_type : {"full", "diag", "spherical"}, default="diag"
         Of the network the learner grows.  Seed 000 does not state it; §4.3 treats the
         features as independent and takes each node's per-feature variances from the trained
-        network, which reads most naturally as diagonal covariances (evidence: docs/notes.md,
+        network, which reads most naturally as diagonal covariances (evidence: docs/history/notes.md,
         'Candidate rows and covariance type').
     reg_covar : float, default=1e-6
         Covariance floor (added to every variance), the same default as every PRBF estimator.
         ``configs/table_000.yaml`` sets 1e-3 for the seed-000 data sets, whose quantised
-        features let components collapse onto repeated points (evidence: docs/notes.md,
+        features let components collapse onto repeated points (evidence: docs/history/notes.md,
         'Covariance floor').
     tol : float, default=1e-4
         Semi-supervised EM stops when the joint log-likelihood per row changes by less.

@@ -41,7 +41,7 @@ class QBCPRBF(QueryStrategy):
         Also draw ``p(k)`` from a Dirichlet posterior (the paper keeps the current priors).
     reg_covar : float or None, default=None
         Covariance floor of the members (None: the learner's ``reg_covar``; why the seed-000
-        configs use 1e-3: docs/notes.md, 'Covariance floor').
+        configs use 1e-3: docs/history/notes.md, 'Covariance floor').
     """
 
     params_from = CommitteeOptions
