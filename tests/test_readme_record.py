@@ -2,11 +2,11 @@
 reports.
 
 Every published error cell of a complete record (the primary reading of the report's
-``reference.csv``; seed 001's Table III of times and sizes is left to the report) must
-appear in a status table row (of the paper's page) naming its data set and method, with our mean (std) rounded as
-the report rounds it, the published mean (std) and the verdict.  Seed 003's table, of RP
-accuracies without std, is checked cell by cell against its paper-methods report, summary rows
-included.  A re-recorded table whose page was not updated fails here.
+``reference.csv``; seed 001's Table III of times and sizes is left to the report) must appear
+in a status table row (of the paper's page) naming its data set and method, with our mean (std)
+rounded as the report rounds it, the published mean (std) and the verdict. Seed 003's table, of
+RP accuracies without std, is checked cell by cell against its paper-methods report, summary
+rows included. A re-recorded table whose page was not updated fails here.
 """
 
 from __future__ import annotations

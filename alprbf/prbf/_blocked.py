@@ -5,7 +5,8 @@ arrays: the log densities, the normalisation and the moments product run block b
 data in cache, with the blocks of the BLAS product's inner dimension
 (:mod:`~alprbf.prbf._gemm_blocks`), and blocks with few surviving responsibilities take the
 moments product over the survivors alone (:mod:`~alprbf.prbf._sparse_moments`).  The
-measurements behind it are in ``docs/history/notes.md`` ('Blocked E-step', 'Sparse moments product').
+measurements behind it are in ``docs/history/notes.md`` ('Blocked E-step', 'Sparse moments
+product').
 """
 
 from __future__ import annotations

@@ -36,8 +36,8 @@ Choices where the paper is silent (parameters of :class:`StepOptions`):
   departure: node placement then no longer follows where the queries went, which is the point
   of §4.2.  With *diagonal* covariances (the reading §4.3 suggests) the literal procedure
   works, so the defaults are ``covariance_type="diag"`` and ``candidate_rows="labeled"``;
-  ``configs/table_000.yaml`` runs the three readings (evidence: docs/history/notes.md, 'Candidate rows
-  and covariance type').
+  ``configs/table_000.yaml`` runs the three readings (evidence: docs/history/notes.md,
+  'Candidate rows and covariance type').
 * Seed 000 uses the candidate statistics directly (no partial EM as in seed 001):
   ``partial_max_iter=0`` (only used with ``candidate_rows="labeled"``).
 * A component is split for class ``k`` when its joint-posterior mass for ``k`` exceeds
@@ -88,8 +88,8 @@ class StepOptions:
     covariance_type : {"full", "diag", "spherical"}, default="diag"
         Of the network the learner grows.  Seed 000 does not state it; §4.3 treats the
         features as independent and takes each node's per-feature variances from the trained
-        network, which reads most naturally as diagonal covariances (evidence: docs/history/notes.md,
-        'Candidate rows and covariance type').
+        network, which reads most naturally as diagonal covariances (evidence:
+        docs/history/notes.md, 'Candidate rows and covariance type').
     reg_covar : float, default=1e-6
         Covariance floor (added to every variance), the same default as every PRBF estimator.
         ``configs/table_000.yaml`` sets 1e-3 for the seed-000 data sets, whose quantised
