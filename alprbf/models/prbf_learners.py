@@ -47,6 +47,13 @@ class PRBFLearner(EstimatorLearner):
             return None
         return int(self.estimator_.params_.n_components)
 
+    def diagnostics(self):
+        """The estimator's :meth:`~alprbf.prbf.PRBFClassifierBase.fit_diagnostics` (nodes,
+        EM iterations and convergence, restarts, final log-likelihood); ``{}`` before the
+        first labeled fit."""
+        est = getattr(self, "estimator_", None)
+        return {} if est is None else est.fit_diagnostics()
+
     def presplit_size(self) -> int | None:
         """Components of the network before the final split (equal to ``model_size()`` for
         the networks that are not split), or None before the first labeled fit."""

@@ -76,6 +76,42 @@ class PRBFClassifierBase(ClassifierMixin, BaseEstimator):
         self.classes_ = classes
         return self
 
+    def fit_diagnostics(self) -> dict:
+        """What the last fit chose, for the health checks (observes only): the number of
+        nodes of the predicting network (``nodes``; per class for a split network, whose nodes
+        each describe one class, and for the constrained network by the class each kernel
+        serves most, largest ``r_jk``), the EM iterations run and whether EM converged, the
+        restarts (``n_init``, the kept one ``restart``, every one's final log-likelihood) and
+        the final log-likelihood (``loglik``; eq 6 of seed 002 for the constrained network);
+        the incremental and selected networks add their path length and selection.  Only the
+        attributes the estimator has are reported; ``{}`` before a fit."""
+        if getattr(self, "params_", None) is None:
+            return {}
+        out: dict = {"nodes": int(self.params_.n_components)}
+        em = getattr(self, "em_params_", None)
+        if em is not None and em.n_components != self.params_.n_components:
+            out["nodes_presplit"] = int(em.n_components)
+        n_classes = len(self.classes_)
+        owner = getattr(self, "component_class_", None)
+        if owner is None and getattr(self, "sharing_", None) is not None:
+            owner = np.argmax(self.sharing_, axis=1)
+        if owner is not None:
+            out["nodes_per_class"] = np.bincount(owner, minlength=n_classes)
+        for attr, key in (("n_iter_", "em_iterations"), ("converged_", "em_converged"),
+                          ("restart_", "restart"), ("restart_logliks_", "restart_logliks"),
+                          ("n_models_", "path_models"), ("selected_m_", "selected_m"),
+                          ("covariance_type_", "selected_covariance_type"),
+                          ("cv_error_", "selected_cv_error")):
+            value = getattr(self, attr, None)
+            if value is not None:
+                out[key] = None if isinstance(value, float) and np.isnan(value) else value
+        if "n_init" in self.get_params():
+            out["n_init"] = self.n_init
+        loglik = getattr(self, "loglik_", getattr(self, "objective_", None))
+        if loglik is not None:
+            out["loglik"] = float(loglik)
+        return out
+
     def predict_log_proba(self, X, n_components=None):
         """Log class posteriors ``log p(k|x)`` (001 eq 1), shape (n, n_classes).
 

@@ -117,6 +117,10 @@ class EMResult:
     converged : bool
     n_iter : int
         Number of M-steps performed.
+    restart : int
+        Which of :func:`fit_em`'s restarts this run is (0 for a single run).
+    restart_logliks : tuple of float
+        Final log-likelihood of every restart of :func:`fit_em` (empty for a single run).
     """
 
     params: PRBFParams
@@ -125,6 +129,8 @@ class EMResult:
     converged: bool
     n_iter: int
     data: PRBFData | None = field(default=None, repr=False)
+    restart: int = 0
+    restart_logliks: tuple[float, ...] = ()
 
     @cached_property
     def estep(self) -> EStep:
@@ -282,21 +288,24 @@ def fit_em(data: PRBFData, n_components: int, *, tol: float = 1e-4, max_iter: in
     Returns
     -------
     EMResult
-        The best run (ties: the first).
+        The best run (ties: the first), with its index among the restarts (``restart``) and
+        every restart's final log-likelihood (``restart_logliks``).
     """
     if n_init < 1:
         raise ValueError(f"n_init must be >= 1; got {n_init}")
     rng = np.random.default_rng(random_state)
     best: EMResult | None = None
-    for _ in range(n_init):
+    logliks: list[float] = []
+    for i in range(n_init):
         p0 = initialize_params(data, n_components, reg_covar=reg_covar,
                                init_params=init_params, random_state=rng)
         res = run_em(data, p0, tol=tol, max_iter=max_iter, reg_covar=reg_covar,
                      update_priors=update_priors)
+        logliks.append(res.loglik)
         if best is None or res.loglik > best.loglik:
-            best = res
+            best = replace(res, restart=i)
     assert best is not None
-    return best
+    return replace(best, restart_logliks=tuple(logliks))
 
 
 def with_params(params: PRBFParams, **changes) -> PRBFParams:

@@ -193,6 +193,10 @@ class ConstrainedPRBF(PRBFClassifierBase):
     objective_ : float
     n_iter_ : int
     converged_ : bool
+    restart_ : int
+        Index of the kept restart (0 .. n_init - 1).
+    restart_logliks_ : ndarray (n_init,)
+        Final objective (eq 6) of every restart.
     fit_time_ : float
     n_features_in_ : int
     """
@@ -227,14 +231,17 @@ class ConstrainedPRBF(PRBFClassifierBase):
         M = min(self.n_components, data.n_samples)
         rng = np.random.default_rng(self.random_state)
         best = None
-        for _ in range(self.n_init):
+        objectives = []
+        for i in range(self.n_init):
             p0 = initialize_params(data, M, reg_covar=self.reg_covar,
                                    init_params=self.init_params, random_state=rng)
             r0 = initial_sharing(p0.weights, data.class_counts, self.r_init)
             res = constrained_em(data, p0, r0, tol=self.tol, max_iter=self.max_iter,
                                  reg_covar=self.reg_covar, update_r=self.update_r)
+            objectives.append(res.objective)
             if best is None or res.objective > best.objective:
-                best = res
+                best, self.restart_ = res, i
+        self.restart_logliks_ = np.asarray(objectives)
         self.params_ = best.params
         self.sharing_ = best.sharing
         self.objective_history_ = best.objective_history

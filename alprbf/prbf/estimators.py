@@ -7,6 +7,7 @@ attributes (ending in ``_``).
 
 from __future__ import annotations
 
+import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from ..validation import check_params
@@ -42,6 +43,8 @@ class _EMClassifier(PRBFClassifierBase):
         self.n_iter_ = res.n_iter
         self.converged_ = res.converged
         self.loglik_ = res.loglik
+        self.restart_ = res.restart
+        self.restart_logliks_ = np.asarray(res.restart_logliks)
         if self._do_split():
             sp = split_params(data, res.params, res.estep, reg_covar=self.reg_covar,
                               min_mass=self.split_min_mass)
@@ -97,6 +100,10 @@ _ATTRS_DOC = """
     loglik_ : float
     n_iter_ : int
     converged_ : bool
+    restart_ : int
+        Index of the kept restart (0 .. n_init - 1).
+    restart_logliks_ : ndarray (n_init,)
+        Final log-likelihood of every restart.
     n_features_in_ : int
 """
 

@@ -1,0 +1,52 @@
+"""PRBF learners' ``diagnostics()``: what they report is what the fit did, and reading it
+changes nothing."""
+
+import json
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_iris
+
+from alprbf.models import MODELS
+from alprbf.protocol import _json_value
+
+
+@pytest.fixture(scope="module")
+def iris():
+    X, y = load_iris(return_X_y=True)
+    return (X - X.mean(0)) / X.std(0), y.astype(float)
+
+
+@pytest.mark.parametrize("name", ["prbf", "prbf_split", "constrained_prbf"])
+def test_restarts_and_loglik_are_the_kept_run(iris, name):
+    X, y = iris
+    m = MODELS[name](n_classes=3, random_state=3, n_components=5, n_init=4)
+    assert m.diagnostics() == {}
+    m.fit(X, y)
+    d = m.diagnostics()
+    json.dumps(d, default=_json_value)
+    assert d["n_init"] == 4 and len(d["restart_logliks"]) == 4
+    assert d["restart"] == int(np.argmax(d["restart_logliks"]))
+    assert d["loglik"] == pytest.approx(max(d["restart_logliks"]), abs=0)
+    assert d["nodes"] == m.model_size()
+    assert d["em_iterations"] >= 1 and d["em_converged"] in (True, False)
+    if "nodes_per_class" in d:
+        assert sum(d["nodes_per_class"]) == d["nodes"]
+
+
+def test_unconverged_em_is_reported(iris):
+    X, y = iris
+    m = MODELS["prbf"](n_classes=3, random_state=0, n_components=5, max_iter=1, tol=1e-12)
+    m.fit(X, y)
+    d = m.diagnostics()
+    assert d["em_iterations"] == 1 and d["em_converged"] is False
+
+
+def test_reading_diagnostics_changes_no_prediction(iris):
+    X, y = iris
+    a = MODELS["constrained_prbf"](n_classes=3, random_state=1, n_components=4, n_init=2)
+    b = MODELS["constrained_prbf"](n_classes=3, random_state=1, n_components=4, n_init=2)
+    a.fit(X, y)
+    b.fit(X, y)
+    a.diagnostics()
+    np.testing.assert_array_equal(a.predict_log_proba(X), b.predict_log_proba(X))
