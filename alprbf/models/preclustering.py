@@ -59,6 +59,20 @@ class PreclusteringLearner(EstimatorLearner):
     def model_size(self):
         return None if self.estimator_ is None else int(self.estimator_.partition_.n_clusters)
 
+    def diagnostics(self):
+        """The estimator's :meth:`~alprbf.preclustering.PreclusteringClassifier.diagnostics`
+        (scale, shrinks, K, largest prior, membership sharpness); {} before the first label.
+        The membership maxima are computed once per clustering (the mixture object changes
+        only when the data are re-clustered)."""
+        est = self.estimator_
+        if est is None:
+            return {}
+        cached = getattr(self, "maxima_", None)
+        if cached is None or cached[0] is not est.mixture_:
+            cached = (est.mixture_, est.membership_maxima())
+            self.maxima_ = cached
+        return est.diagnostics(cached[1])
+
 
 class LinearSVMLearner(Learner):
     """Linear SVM on the labeled rows (seed 004's baselines; see the module docstring).

@@ -130,6 +130,11 @@ class PreclusteringClassifier(ClassifierMixin, BaseEstimator):
         Selection scores (eq 30) of the rows of the fit.
     timings_ : dict
         Seconds spent in this fit on ``clustering``, ``newton`` and ``selection``.
+    labeled_ : ndarray of int
+        Rows of the fit that hold a label.
+    n_fit_clusters_ : int
+        Clusters that enter the label model (some labeled row has a membership in double
+        precision; :data:`MEMBERSHIP_CUT`).
     """
 
     def __init__(self, sigma0=None, sigma_per_dim=2.2, kappa=8.0, n_medoids=20,
@@ -252,6 +257,7 @@ class PreclusteringClassifier(ClassifierMixin, BaseEstimator):
     def _fit_labels(self, codes: np.ndarray, previous) -> None:
         tic = time.perf_counter()
         lab = np.flatnonzero(codes >= 0)
+        self.labeled_ = lab
         self.present_ = np.unique(codes[lab])
         positives = self.present_[1:] if len(self.present_) == 2 else \
             (self.present_ if len(self.present_) > 2 else self.present_[:0])
@@ -263,6 +269,7 @@ class PreclusteringClassifier(ClassifierMixin, BaseEstimator):
         # labeled row add nothing in double precision to eq 14, its gradient or eq 19
         keep = np.flatnonzero(np.any(
             log_resp_lab >= log_resp_lab.max(axis=1, keepdims=True) - MEMBERSHIP_CUT, axis=0))
+        self.n_fit_clusters_ = len(keep)
         gram = None if self.gram_ is None else self.gram_[np.ix_(keep, keep)]
         for j, c in enumerate(positives):
             start = (previous.coef_[j], previous.intercept_[j]) if start_ok else None
@@ -307,6 +314,44 @@ class PreclusteringClassifier(ClassifierMixin, BaseEstimator):
         self._fit_labels(codes, None)
         self._score_rows()
         return float(np.max(self.scores_fit_[pool]))
+
+    def membership_maxima(self) -> tuple[np.ndarray, np.ndarray]:
+        """``max_k p(k|x)`` of every row of the fit, and the same with every ``alpha_k``
+        equal (whether the Gaussian factors themselves single out a cluster: a prior
+        collapsed on one cluster makes ``p(k|x)`` hard on every row however flat they are).
+        Both depend on the clustering only (:meth:`diagnostics` takes them cached)."""
+        check_is_fitted(self, "mixture_")
+        mix = self.mixture_
+        log_k = mix.sqdist * (-0.5 / mix.sigma ** 2)
+        return mix.resp.max(axis=1), np.exp(log_k.max(axis=1) - logsumexp(log_k, axis=1))
+
+    def diagnostics(self, maxima: tuple[np.ndarray, np.ndarray] | None = None) -> dict:
+        """The scale and clustering this fit ended with, for the health checks (observes
+        only): ``sigma`` (data units), ``n_shrinks``, ``K``, ``max_prior`` (largest
+        ``alpha_k``), ``median_max_membership`` (median over the pool of ``max_k p(k|x)``:
+        about ``1/K`` when memberships are uniform, 1 when they are hard; None without a
+        pool) and ``median_max_membership_equal_priors`` (the same with equal priors, see
+        :meth:`membership_maxima`, which ``maxima`` may hand in), ``n_labeled_clusters``
+        (clusters holding a labeled row), ``n_fit_clusters`` (clusters in the label model's
+        fit), ``newton_iter`` and ``newton_converged`` (every one-vs-rest model)."""
+        check_is_fitted(self, "mixture_")
+        top, flat = self.membership_maxima() if maxima is None else maxima
+        pool = np.ones(len(top), dtype=bool)
+        pool[self.labeled_] = False
+        has_pool = bool(pool.any())
+        return {
+            "sigma": float(self.sigma_),
+            "n_shrinks": int(self.n_shrinks_),
+            "K": int(self.partition_.n_clusters),
+            "max_prior": float(np.exp(np.max(self.log_alpha_))),
+            "median_max_membership": float(np.median(top[pool])) if has_pool else None,
+            "median_max_membership_equal_priors": (float(np.median(flat[pool])) if has_pool
+                                                   else None),
+            "n_labeled_clusters": int(len(np.unique(self.partition_.labels[self.labeled_]))),
+            "n_fit_clusters": int(self.n_fit_clusters_),
+            "newton_iter": int(self.n_iter_),
+            "newton_converged": bool(all(f.converged for f in self.fits_)),
+        }
 
     # ------------------------------------------------------------------ prediction
 
