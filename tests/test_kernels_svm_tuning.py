@@ -132,3 +132,20 @@ def test_lap_keeps_only_the_chosen_deformation():
     X, y, y_obs = _iris_labels([4, 4, 4])
     model = KernelSVC(kernel="lap", random_state=0).fit(X, y_obs)
     assert list(model._deformations) == [(model.gamma_, model.alpha_, model.beta_)]
+
+
+def test_diagnostics_report_the_chosen_values_and_the_grid_without_changing_the_fit():
+    X, y, y_obs = _iris_labels([4, 4, 4])
+    m = KernelSVC(kernel="rwm", random_state=0).fit(X, y_obs)
+    before = m.decision_function(X)
+    d = m.diagnostics()
+    assert (d["C"], d["gamma"]) == (m.C_, m.gamma_)
+    errors = np.asarray(d["grid"]["errors"])
+    assert len(errors) == len(d["grid"]["axes"]["gamma"]) * len(d["grid"]["axes"]["C"])
+    assert d["n_tied"] == int(np.sum(m.tuning_errors_ <= m.tuning_errors_.min() + 1e-12)) >= 1
+    assert errors.min() == pytest.approx(m.cv_error_, abs=1e-4)
+    assert d["density"]["J"] == m.density_.n_components
+    assert isinstance(d["density"]["converged"], bool)
+    np.testing.assert_array_equal(m.decision_function(X), before)
+    skipped = KernelSVC(kernel="rbf", random_state=0).fit(X, _iris_labels([1, 7, 4])[2])
+    assert skipped.diagnostics()["cv_error"] is None and "grid" not in skipped.diagnostics()

@@ -448,6 +448,18 @@ def subset_components(density: MixtureDensity, keep: np.ndarray) -> MixtureDensi
                    unseen_log_probs=density.unseen_log_probs[keep])
 
 
+def density_summary(density: MixtureDensity) -> dict:
+    """What a health check needs of a fitted density model: ``J``, whether the VI
+    converged, its iterations, the chosen grid point and representativity, and the grid's
+    scores (JSON-able; nan where not searched)."""
+    return {"J": density.n_components, "converged": bool(density.converged),
+            "n_iter": int(density.n_iter),
+            "weight_concentration_prior": density.weight_concentration_prior,
+            "covariance_prior_scale": density.covariance_prior_scale,
+            "representativity": density.representativity,
+            "grid_scores": [list(g) for g in density.grid_scores]}
+
+
 # ------------------------------------------------------------------- representativity
 
 def silverman_bandwidth(n: int, dim: int) -> float:

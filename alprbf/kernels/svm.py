@@ -73,6 +73,7 @@ from .density import (
     DensityOptions,
     MixtureDensity,
     covariance_of,
+    density_summary,
     fit_density,
     responsibilities,
 )
@@ -294,8 +295,12 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
             self.beta_ = getattr(previous, "beta_", previous.beta)
             self.gamma_I_, self.gamma_A_ = previous.gamma_I_, previous.gamma_A_
             self.cv_error_ = previous.cv_error_
+            self.tuning_points_ = getattr(previous, "tuning_points_", [])
+            self.tuning_errors_ = getattr(previous, "tuning_errors_", np.empty(0))
+            self.tuned_at_ = getattr(previous, "tuned_at_", None)
         else:
             self._tune(lab, y_lab)
+            self.tuned_at_ = len(lab)
         self.svc_ = None
         self.n_support_vectors_ = 0
         self.gram_min_eigenvalue_ = np.nan
@@ -310,6 +315,34 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
             self.svc_.fit(K, y_lab)
             self.n_support_vectors_ = int(self.svc_.n_support_.sum())
         return self
+
+    def diagnostics(self) -> dict:
+        """The values this fit uses and how they were chosen (observes only): ``C``,
+        ``gamma`` (and ``alpha``, ``beta``, ``gamma_I``, ``gamma_A`` where they apply), the
+        number of labels the tuning saw, its best mean inner-CV error, the number of grid
+        points tied with it, the grid's errors (rounded to 4 decimals, in search order, with
+        the axes), and the density models' size, convergence and VI iterations."""
+        check_is_fitted(self, "classes_")
+        out = {"C": self.C_, "gamma": self.gamma_, "cv_error": self.cv_error_,
+               "tuned_at": getattr(self, "tuned_at_", None)}
+        cat = self.categorical is not None and bool(np.any(self.categorical))
+        if cat:
+            out.update(alpha=self.alpha_, beta=self.beta_)
+        if self.kernel == "lap":
+            out.update(gamma_I=self.gamma_I_, gamma_A=self.gamma_A_)
+        errors = np.asarray(getattr(self, "tuning_errors_", np.empty(0)))
+        if errors.size:
+            points = np.asarray(self.tuning_points_, dtype=np.float64)
+            names = ("alpha", "beta", "gamma", "gamma_I", "gamma_A", "C")
+            axes = {n: sorted({float(v) for v in points[:, i] if np.isfinite(v)})
+                    for i, n in enumerate(names)}
+            out["n_tied"] = int(np.sum(errors <= errors.min() + 1e-12))
+            out["grid"] = {"axes": {n: v for n, v in axes.items() if len(v) > 1},
+                           "errors": np.round(errors, 4).tolist()}
+        for name, model in (("density", self.density_), ("kernel_density", self.kernel_density_)):
+            if model is not None:
+                out[name] = density_summary(model)
+        return _nan_to_none(out)
 
     def _fit_structure(self, X):
         return self._pool_density(X) if self.kernel in ("rwm", "gmm") else None
@@ -369,10 +402,11 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
             a = 1.0 if self.alpha is None else a     # unsearched weights: the unweighted kernel
             b = 1.0 if self.beta is None else b
             self._set(a, b, g, gi, ga, c, len(lab), np.nan)
+            self.tuning_points_, self.tuning_errors_ = [], np.empty(0)
             return
         folds = list(StratifiedKFold(n_splits, shuffle=True, random_state=self.random_state)
                      .split(lab, y_lab))
-        best, weights = None, None
+        best, weights, errors = None, None, []
         several = len({p[:2] for p in points}) > 1
         for a, b, g, gi, ga, c in points:
             if several and (a, b) != weights:      # the weights are the outer loop
@@ -383,11 +417,13 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
             K = self._gram(lab, lab)
             C = c if c is not None else lapsvm_C(ga, len(lab))
             err = np.mean([_fold_error(K, y_lab, tr, va, C) for tr, va in folds])
+            errors.append(float(err))
             if best is None or err < best[-1] - 1e-12:
                 best = (a, b, g, gi, ga, c, err)
         a, b, g, gi, ga, c, err = best
         self._keep_deformations(lambda key: key == (g, a, b))   # only the chosen one is used
         self._set(a, b, g, gi, ga, c, len(lab), err)
+        self.tuning_points_, self.tuning_errors_ = points, np.asarray(errors)
 
     def _keep_deformations(self, keep) -> None:
         """Drop the LAP deformations whose key ``(gamma, alpha, beta)`` fails ``keep`` (exact:
@@ -609,6 +645,17 @@ def precomputed_svc_predict(K_train: np.ndarray, codes: np.ndarray, K_test: np.n
                                 intercept, prob_a, prob_b, svm_type=0, kernel="precomputed",
                                 degree=3, coef0=0.0, gamma=0.0, cache_size=200)
     return predicted.astype(np.intp)
+
+
+def _nan_to_none(value):
+    """``value`` with every non-finite float (in dicts and lists) replaced by None (JSON)."""
+    if isinstance(value, dict):
+        return {k: _nan_to_none(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_nan_to_none(v) for v in value]
+    if isinstance(value, float | np.floating) and not np.isfinite(value):
+        return None
+    return value
 
 
 def _key(X: np.ndarray) -> str:

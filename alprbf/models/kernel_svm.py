@@ -35,6 +35,10 @@ class KernelSVMLearner(EstimatorLearner):
             return np.zeros((len(X), K)), np.zeros((len(X), K, K))
         return self.estimator_.decision_values(X)
 
+    def diagnostics(self):
+        """:meth:`KernelSVC.diagnostics` of the last fit ({} before the first label)."""
+        return {} if self.estimator_ is None else self.estimator_.diagnostics()
+
     def density_model(self):
         """The density model of the rows of the last fit (:meth:`KernelSVC.density_model`)."""
         if self.estimator_ is None:
