@@ -146,6 +146,8 @@ def test_diagnostics_report_the_chosen_values_and_the_grid_without_changing_the_
     assert errors.min() == pytest.approx(m.cv_error_, abs=1e-4)
     assert d["density"]["J"] == m.density_.n_components
     assert isinstance(d["density"]["converged"], bool)
+    axes = d["grid"]["axes"]
+    assert d["at_grid_edge"] == [n for n in axes if d[n] in (min(axes[n]), max(axes[n]))]
     np.testing.assert_array_equal(m.decision_function(X), before)
     skipped = KernelSVC(kernel="rbf", random_state=0).fit(X, _iris_labels([1, 7, 4])[2])
     assert skipped.diagnostics()["cv_error"] is None and "grid" not in skipped.diagnostics()

@@ -339,6 +339,10 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
             out["n_tied"] = int(np.sum(errors <= errors.min() + 1e-12))
             out["grid"] = {"axes": {n: v for n, v in axes.items() if len(v) > 1},
                            "errors": np.round(errors, 4).tolist()}
+            chosen = {"alpha": self.alpha_, "beta": self.beta_, "gamma": self.gamma_,
+                      "gamma_I": self.gamma_I_, "gamma_A": self.gamma_A_, "C": self.C_}
+            out["at_grid_edge"] = [n for n, v in out["grid"]["axes"].items()
+                                   if chosen[n] in (v[0], v[-1])]
         for name, model in (("density", self.density_), ("kernel_density", self.kernel_density_)):
             if model is not None:
                 out[name] = density_summary(model)
