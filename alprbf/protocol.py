@@ -34,7 +34,7 @@ from .datasets import Dataset
 from .errors import UserError
 from .initial import initial_labeled
 from .models import MODELS
-from .results import COLUMNS
+from .results import COLUMNS, model_state_json
 from .seeding import derive_seed, seed_int
 from .strategies import STRATEGIES
 
@@ -288,15 +288,6 @@ def prediction_diagnostics(test_predicted: np.ndarray, pool_predicted: np.ndarra
     return out
 
 
-def _json_value(value: object) -> object:
-    """JSON form of the numpy scalars and arrays that a learner's diagnostics may hold."""
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    raise TypeError(f"diagnostics value of type {type(value).__name__} is not JSON")
-
-
 def _test_scores(predicted: np.ndarray, y: np.ndarray, denominator: str,
                  n_train: int) -> tuple[float, float]:
     """``(test_error, test_accuracy)`` of the predictions of the tested rows: misclassified
@@ -427,7 +418,7 @@ def run_task(task: Task, ds: Dataset, protocol: Protocol,
             train_acc = _hit_rate(pool_predicted, y_train) if len(y_train) else 0.0
             labeled_acc = _rows_accuracy(model, X_train, y_train, np.flatnonzero(is_labeled))
             eval_seconds = time.perf_counter() - t0
-            state = json.dumps(model.diagnostics(), sort_keys=True, default=_json_value)
+            state = model_state_json(model.diagnostics())
             rows.append({
                 "experiment": task.experiment, "dataset": dl, "model": task.model.label,
                 "strategy": task.strategy.label, "fold": task.fold,

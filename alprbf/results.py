@@ -25,6 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -93,6 +94,20 @@ CONFIG_DIGEST_KEY = b"alprbf.config_digest"
 
 CHECKSUM_SUFFIX = ".sha256"
 """A task file's checksum file is the task file's name plus this suffix."""
+
+
+def model_state_json(state: dict) -> str:
+    """The ``model_state`` column's text for a learner's diagnostics: JSON with sorted keys
+    (so the same state gives the same bytes), numpy scalars and arrays as plain values."""
+    return json.dumps(state, sort_keys=True, default=_json_value)
+
+
+def _json_value(value: object) -> object:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"diagnostics value of type {type(value).__name__} is not JSON")
 
 
 # --------------------------------------------------------------------------- files

@@ -6,12 +6,14 @@ covered with no new test code.  ``CHEAP`` only shrinks the search grids of the s
 
 from __future__ import annotations
 
+import json
 import pickle
 
 import numpy as np
 import pytest
 
 from alprbf.models import MODELS, Learner
+from alprbf.results import model_state_json
 from alprbf.strategies import STRATEGIES, QueryStrategy
 
 K = 4            # classes of the task; class 3 is never labeled
@@ -74,6 +76,13 @@ def check_model_contract(name: str) -> None:
     assert_posteriors(learner, X)
     assert set(np.unique(learner.predict(X))) <= set(labeled_classes)
     assert np.mean(learner.predict(X)[y < 3] == y[y < 3]) > 0.6
+
+    # diagnostics (health checks): a JSON-able dict that only observes the fitted model
+    before = learner.predict_proba(X)
+    state = learner.diagnostics()
+    assert isinstance(state, dict)
+    json.loads(model_state_json(state))
+    np.testing.assert_array_equal(learner.predict_proba(X), before)
 
     # determinism under a seed: a second learner with the same seed gives the same posteriors
     twin = make_learner(name).fit(X, y_obs)

@@ -17,6 +17,7 @@ class of the task has a posterior column and a class without labels has posterio
 from __future__ import annotations
 
 from ..kernels.cmm import CMMSeparate, CMMShared
+from ..kernels.density import density_summary
 from .base import EstimatorLearner
 
 
@@ -29,6 +30,17 @@ class CMMLearner(EstimatorLearner):
 
     def model_size(self):
         return None if self.estimator_ is None else int(self.estimator_.n_components_)
+
+    def diagnostics(self):
+        """The density models behind the posteriors (:func:`density_summary`): CMM_sha's
+        shared mixture, CMM_sep's mixture of each labeled class ({} before the first label)."""
+        est = self.estimator_
+        if est is None:
+            return {}
+        if isinstance(est, CMMShared):
+            return {"density": density_summary(est.density_)}
+        return {"class_densities": [None if d is None else density_summary(d)
+                                    for d in est.class_densities_]}
 
 
 class CMMSharedLearner(CMMLearner):
