@@ -175,6 +175,11 @@ def test_index_over_several_experiments_and_tree(tmp_path):
     rows = page.tables["t-index"][1:]
     assert [r[0] for r in rows] == ["one", "two"]
     assert [r[2:5] for r in rows] == [["2", "3", "12"], ["2", "3", "12"]]
+    methods = page.tables["t-methods"][1:]
+    assert [(r[0], r[2]) for r in methods] == [
+        (e, m) for e in ("one", "two") for m in ("nb / uncertainty", "svm / random",
+                                                 "svm / uncertainty")]
+    assert all(r[5] == "0 of 2" for r in methods)
     assert {h for h in page.hrefs if not h.startswith("#")} == {"one/report.html",
                                                                 "two/report.html"}
     # an index over a tree of reports (two report folders) by the command line

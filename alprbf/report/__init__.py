@@ -19,11 +19,12 @@ regular file) is a :class:`~alprbf.errors.UserError` before anything is written.
 Per experiment: ``report.md``; tables ``error_at_budget``, ``rp``, ``rp_stats``, ``nemenyi``,
 ``aulc``, ``dur``, ``cost``, ``run_cost``, ``reference`` (each as ``.md``, ``.csv``, ``.tex`` per
 ``formats``), ``error_at_budget_paper.tex`` (the compact paper-style table, with ``tex``);
-figures ``learning_curves.{png,pdf}`` and ``cd_diagram.{png,pdf}``.  Parts that do not apply
-are skipped with a note in ``report.md`` (no learning curves without queries, no test below
-:data:`alprbf.report.stats.MIN_DATASETS` datasets, Wilcoxon instead of Friedman / Nemenyi /
-CD for two methods, no AULC/DUR without a baseline or without queries, no ``reference``
-table without a reference file).
+figures ``learning_curves.{png,pdf}`` and ``cd_diagram.{png,pdf}``; with the format ``html``,
+``report.html`` (and ``index.html`` over several experiments; :mod:`alprbf.report.html`).
+Parts that do not apply are skipped with a note in ``report.md`` (no learning curves without
+queries, no test below :data:`alprbf.report.stats.MIN_DATASETS` datasets, Wilcoxon instead of
+Friedman / Nemenyi / CD for two methods, no AULC/DUR without a baseline or without queries,
+no ``reference`` table without a reference file).
 
 Methods.  ``methods`` keeps only the methods whose ``"model / strategy"`` matches one of the
 given shell patterns (``fnmatch``, case-sensitive), e.g. the paper's two methods of seed 000
@@ -451,13 +452,16 @@ def _experiment_report(exp: Experiment, rows: pd.DataFrame, out: Path, opts: Rep
     index = out / "report.md"
     index.write_text(_index_md(exp, rows, labels, parts, table_formats, out))
     if "html" in opts.formats:
-        written.append(_html_page(exp, rows, df, labels, parts, out, cells, cell_health))
+        ranks = rp[0].mean_ranks if isinstance(rp[0], stats.Ranking) else None
+        methods = pages.method_summary(err, ranks, cell_health, cells)
+        written.append(_html_page(exp, rows, df, labels, parts, out, cells, cell_health,
+                                  methods))
     return [index, *written]
 
 
 def _html_page(exp: Experiment, rows: pd.DataFrame, df: pd.DataFrame, labels: pd.DataFrame,
                parts: _Parts, out: Path, cells: pd.DataFrame | None,
-               cell_health: pd.DataFrame) -> Path:
+               cell_health: pd.DataFrame, methods: list[dict]) -> Path:
     """``out/report.html``: the experiment's self-contained page (:mod:`alprbf.report.html`)."""
     files = {p.name.removesuffix(".parquet"): p for p in task_files(exp.path)}
     ids = df.groupby(["dataset", "method"])["task_id"].unique()
@@ -473,7 +477,7 @@ def _html_page(exp: Experiment, rows: pd.DataFrame, df: pd.DataFrame, labels: pd
                "datasets": int(rows["dataset"].nunique()), "methods": len(labels),
                "tasks": int(rows["task_id"].nunique()), "cells": len(cell_health),
                "degenerate_cells": int((cell_health["degenerate"] > 0).sum()),
-               "published": pages.summary_counts(cells)}
+               "published": pages.summary_counts(cells), "method_summary": methods}
     path = out / pages.PAGE
     path.write_text(pages.experiment_page(exp.name, facts, parts.notes, parts.tables,
                                           parts.figures, pngs, task_links, out, summary),

@@ -342,6 +342,28 @@ def summary_counts(cells: pd.DataFrame | None) -> list[dict]:
     return out
 
 
+def method_summary(err: pd.DataFrame, ranks: pd.Series | None, cell_health: pd.DataFrame,
+                   cells: pd.DataFrame | None) -> list[dict]:
+    """Per method (for the index): the mean over data sets of its test error at the budget,
+    its mean RP rank (None without a ranking), its cells with degenerate tasks, and the
+    verdicts of the published cells it stands for."""
+    prim = (None if cells is None else
+            cells[cells["primary"] & cells["cell"].notna()].drop_duplicates("cell"))
+    out = []
+    for m in sorted(err["method"].unique()):
+        h = cell_health[cell_health["method"] == m]
+        kinds = ([] if prim is None else
+                 [verdict_class(v) for v in prim.loc[prim["our_method"] == m, "verdict"]])
+        rank = None if ranks is None or m not in ranks.index else float(ranks[m])
+        mean = err.loc[err["method"] == m, "mean"].mean()
+        out.append({"method": str(m), "mean_error": None if pd.isna(mean) else float(mean),
+                    "rank": rank, "cells": len(h),
+                    "degenerate_cells": int((h["degenerate"] > 0).sum()),
+                    "published": len(kinds), "within": kinds.count("v-ok"),
+                    "outside": kinds.count("v-bad"), "degenerate": kinds.count("v-deg")})
+    return out
+
+
 def read_summary(page_path: Path) -> dict | None:
     """The summary JSON a page carries (None for a file that is not such a page)."""
     try:
@@ -436,12 +458,13 @@ def experiment_page(name: str, facts: Sequence[tuple[str, str]], notes: Sequence
 def write_index(out: Path, pages: Iterable[Path], title: str = "alprbf report") -> Path:
     """``out/index.html``: one row per published table of each page (one row for a page
     without published values), sortable, each linking to its page."""
-    rows = []
+    rows, method_rows = [], []
     for p in pages:
         s = read_summary(p)
         if s is None or s.get("kind") != "experiment":
             continue
         href = relative(p, out)
+        method_rows += _method_rows(s, href, relative(p.parent, out))
         base = [f'<a href="{esc(href)}">{esc(s["experiment"])}</a>',
                 esc(relative(p.parent, out)),
                 str(s["datasets"]), str(s["methods"]), str(s["tasks"]),
@@ -470,12 +493,47 @@ def write_index(out: Path, pages: Iterable[Path], title: str = "alprbf report") 
              "reading of the paper); other: no value, not run, not comparable. Degenerate "
              "cells: data set x method cells of the experiment with degenerate tasks (the "
              "health checks). Click a column header to sort.</p></div>")
-    section = Section("experiments", "Experiments", table + notes)
-    text = page(title, f"<h1>{esc(title)}</h1>", [section], {"kind": "index"})
+    sections = [Section("experiments", "Experiments", table + notes)]
+    if method_rows:
+        sections.append(Section("methods", "Methods", _methods_table(method_rows)))
+    text = page(title, f"<h1>{esc(title)}</h1>", sections, {"kind": "index"})
     out.mkdir(parents=True, exist_ok=True)
     path = out / INDEX
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def _method_rows(s: Mapping, href: str, folder: str) -> list[str]:
+    rows = []
+    for m in s.get("method_summary") or []:
+        def num(x, digits):
+            return "n/a" if x is None else f"{x:.{digits}f}"
+        deg = m["degenerate_cells"]
+        pub = [str(m[k]) for k in ("published", "within", "outside", "degenerate")]
+        cls = ["", "v-ok", "v-bad", "v-deg"]
+        rows.append(
+            "<tr>" + f'<td class="text"><a href="{esc(href)}">{esc(s["experiment"])}</a></td>'
+            f'<td class="text">{esc(folder)}</td><td class="text">{esc(m["method"])}</td>'
+            f"<td>{num(m['mean_error'], 2)}</td><td>{num(m['rank'], 2)}</td>"
+            f'<td class="{"v-deg" if deg else ""}">{deg} of {m["cells"]}</td>'
+            + "".join(f'<td class="{c}">{n}</td>' if c and n != "0" else f"<td>{n}</td>"
+                      for c, n in zip(cls, pub, strict=True)) + "</tr>")
+    return rows
+
+
+def _methods_table(rows: list[str]) -> str:
+    head = ["experiment", "folder", "method", "mean error at budget %", "mean RP rank",
+            "degenerate cells", "published cells", "within", "outside", "degenerate"]
+    ths = "".join(f'<th class="{"text" if i < 3 else "num"}">{esc(h)}</th>'
+                  for i, h in enumerate(head))
+    return (f'<input type="search" class="filter" data-table="t-methods" placeholder="filter '
+            'rows: words they contain" aria-label="filter rows">'
+            f'<div class="scroll"><table class="sortable" id="t-methods"><thead><tr>{ths}</tr>'
+            "</thead><tbody>\n" + "\n".join(rows) + "\n</tbody></table></div>"
+            '<div class="notes"><p>Per method of each experiment: its test error at the '
+            "budget averaged over the data sets, its mean rank in the RP ranking (n/a: no "
+            "ranking), its data set cells with degenerate tasks, and the verdicts of the "
+            "published cells it stands for (primary readings).</p></div>")
 
 
 def index_over_tree(root: Path, out: Path | None = None) -> Path:
