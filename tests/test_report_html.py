@@ -259,6 +259,9 @@ def test_browser_page_renders_tables_without_errors(report, tmp_path):
     assert res.returncode == 0 and shot.read_bytes()[:4] == b"\x89PNG"
     index = tmp_path / "index-check"
     build_report(report.parent.parent, out_dir=index, formats=("html",))
+    page, stderr = dump((index / "index.html").resolve().as_uri(), tmp_path)
+    assert page.ready and page.errors == "[]" and not console_messages(stderr)
+    assert [r[0] for r in page.tables["t-index"][1:]] == ["demo"]
     browse((index / "index.html").resolve().as_uri(), tmp_path, "--window-size=1280,600",
            f"--screenshot={shots / 'index-html.png'}")
 
@@ -288,5 +291,6 @@ def test_browser_reports_a_planted_error(report, tmp_path):
     text = (report / "report.html").read_text()
     bad.write_text(text.replace("</main>", '<img src="missing.png"><script>'
                                           "no_such_function()</script></main>"))
-    page, _ = dump(bad.resolve().as_uri(), tmp_path)
+    page, stderr = dump(bad.resolve().as_uri(), tmp_path)
     assert "no_such_function" in page.errors and "failed to load IMG" in page.errors
+    assert any("no_such_function" in line for line in console_messages(stderr))
