@@ -21,7 +21,7 @@ ifeq ($(origin ALPRBF_DATA_MIRROR),undefined)
   endif
 endif
 
-.PHONY: help install demo test lint bench tables table-000 table-001 table-002 table-003 table-004 check-record check-health clean
+.PHONY: help install demo test lint bench html tables table-000 table-001 table-002 table-003 table-004 check-record check-health clean
 
 help:  ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -105,6 +105,18 @@ check-record: install  ## re-run a cheap subset of the recorded tasks; fail if a
 	  if [ ! -f "$$rec/run.json" ]; then echo "== $$rec: no record yet (nothing to check)"; continue; fi; \
 	  echo "== $$rec"; eval $(BIN)/alprbf check-record $$cfg $$rec $$only --jobs $(JOBS) || exit 1; \
 	done
+
+# HTML pages of the five recorded tables (with each table's report options) and an index over
+# them, in results/html/ (not tracked: the pages embed their figures); open
+# results/html/index.html.  `alprbf report DIR --format html` does the same for any results.
+HTML_DIR ?= results/html
+html: install  ## self-contained HTML reports of the recorded tables + results/html/index.html
+	$(foreach t,000 001 002 003 004,$(BIN)/alprbf report results/table-$(t)-full $(REPORT_ARGS_$(t)) \
+	  --format html --out $(HTML_DIR)/table-$(t)-full > /dev/null && \
+	  $(if $(PAPER_METHODS_$(t)),$(BIN)/alprbf report results/table-$(t)-full \
+	    --methods '$(PAPER_METHODS_$(t))' $(PAPER_REPORT_ARGS_$(t)) --format html \
+	    --out $(HTML_DIR)/table-$(t)-full/paper-methods > /dev/null &&) ) true
+	$(BIN)/alprbf report-index $(HTML_DIR)
 
 clean:  ## remove results (keeps results/README.md and the tracked record results/table-*-full)
 	find results -mindepth 1 -maxdepth 1 ! -name README.md ! -name health-allowlist.yaml ! -name 'table-*-full' -exec rm -rf {} +

@@ -113,7 +113,9 @@ def report(
     baseline: Annotated[str | None, typer.Option(
         help="Method for AULC/DUR, e.g. 'svc / uncertainty'.")] = None,
     out: Annotated[Path | None, typer.Option(help="Report directory.")] = None,
-    format: Annotated[str, typer.Option("--format", help="Comma-separated: md,csv,tex.")]
+    format: Annotated[str, typer.Option("--format", help=(
+        "Comma-separated: md,csv,tex (tables) and html (a self-contained page report.html per "
+        "experiment, index.html over several), e.g. md,csv,tex,html."))]
     = "md,csv,tex",
     alpha: Annotated[float, typer.Option(help="Significance level for Nemenyi/CD.")] = 0.10,
     q_alpha: Annotated[float | None, typer.Option(
@@ -139,7 +141,7 @@ def report(
     formats = tuple(f.strip() for f in format.split(",") if f.strip())
     patterns = [m.strip() for m in methods.split(",") if m.strip()] if methods else None
     for f in formats:
-        check_choice(f, ("md", "csv", "tex"), "--format")
+        check_choice(f, ("md", "csv", "tex", "html"), "--format")
     if not results.is_dir():
         raise UserError(f"results directory not found: {results}")
     from .report import build_report
@@ -151,6 +153,27 @@ def report(
                            error_at_fraction=_fractions(error_at_fraction))
     for p in written:
         typer.echo(str(p))
+
+
+@app.command("report-index")
+@user_errors
+def report_index(
+    reports: Annotated[Path, typer.Argument(
+        help="Directory searched recursively for report.html pages (alprbf report --format "
+             "html).")],
+    out: Annotated[Path | None, typer.Option(
+        help="Where to write index.html (default: REPORTS).")] = None,
+) -> None:
+    """index.html over every HTML report below a directory (e.g. the five paper tables'
+    reports written by `make html`): one sortable row per published table, linked."""
+    if not reports.is_dir():
+        raise UserError(f"reports directory not found: {reports}")
+    from .report.html import PAGE, index_over_tree
+
+    if not any(reports.rglob(PAGE)):
+        raise UserError(f"no {PAGE} below {reports}; write them first with `alprbf report "
+                        "RESULTS --format html --out DIR`")
+    typer.echo(str(index_over_tree(reports, out)))
 
 
 @app.command("check-health")

@@ -68,7 +68,7 @@ CASES = {
                   "--jobs must be >= 1"),
     "task threads zero": (lambda t: ["run", _tiny(t), "--task-threads", "0", "-q", "--out",
                                       str(t / "o")], "--task-threads must be >= 1"),
-    "bad report format": (lambda t: ["report", str(t), "--format", "html"], "--format 'html'"),
+    "bad report format": (lambda t: ["report", str(t), "--format", "pdf"], "--format 'pdf'"),
     "negative seed": (lambda t: ["validate", _tiny(t, protocol={"seed": -1})], "protocol.seed"),
     "initial size bigger than per-class rows": (lambda t: ["validate", _tiny(
         t, protocol={"initial": {"method": "per_class", "size": 80}})], "initial"),

@@ -119,7 +119,7 @@ def test_formats_and_out_dir(experiment, tmp_path):
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({"baseline": "qbc"}, "baseline 'qbc' matches no method"),
     ({"baseline": "svm"}, "ambiguous"),
-    ({"formats": ("md", "html")}, "unknown report format 'html'"),
+    ({"formats": ("md", "pdf")}, "unknown report format 'pdf'"),
     ({"rp_measure": "best"}, "unknown RP measure 'best'"),
     ({"alpha": 1.5}, "alpha must be between 0 and 1"),
     ({"q_alpha": -1.0}, "q_alpha must be positive"),

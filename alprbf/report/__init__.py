@@ -19,11 +19,12 @@ regular file) is a :class:`~alprbf.errors.UserError` before anything is written.
 Per experiment: ``report.md``; tables ``error_at_budget``, ``rp``, ``rp_stats``, ``nemenyi``,
 ``aulc``, ``dur``, ``cost``, ``run_cost``, ``reference`` (each as ``.md``, ``.csv``, ``.tex`` per
 ``formats``), ``error_at_budget_paper.tex`` (the compact paper-style table, with ``tex``);
-figures ``learning_curves.{png,pdf}`` and ``cd_diagram.{png,pdf}``.  Parts that do not apply
-are skipped with a note in ``report.md`` (no learning curves without queries, no test below
-:data:`alprbf.report.stats.MIN_DATASETS` datasets, Wilcoxon instead of Friedman / Nemenyi /
-CD for two methods, no AULC/DUR without a baseline or without queries, no ``reference``
-table without a reference file).
+figures ``learning_curves.{png,pdf}`` and ``cd_diagram.{png,pdf}``; with the format ``html``,
+``report.html`` (and ``index.html`` over several experiments; :mod:`alprbf.report.html`).
+Parts that do not apply are skipped with a note in ``report.md`` (no learning curves without
+queries, no test below :data:`alprbf.report.stats.MIN_DATASETS` datasets, Wilcoxon instead of
+Friedman / Nemenyi / CD for two methods, no AULC/DUR without a baseline or without queries,
+no ``reference`` table without a reference file).
 
 Methods.  ``methods`` keeps only the methods whose ``"model / strategy"`` matches one of the
 given shell patterns (``fnmatch``, case-sensitive), e.g. the paper's two methods of seed 000
@@ -50,7 +51,9 @@ import numpy as np
 import pandas as pd
 
 from ..errors import UserError, unknown_name
+from ..results import task_files
 from . import health, metrics, plots, reference, stats, tables
+from . import html as pages
 from .io import (
     SUMMARY,
     Experiment,
@@ -68,7 +71,9 @@ from .io import (
 __all__ = ["build_report", "check_reference", "load_results", "load_reference",
            "REPORT_FORMATS", "RP_MEASURES", "CURVE_ACCURACIES"]
 
-REPORT_FORMATS = tables.FORMATS
+#: ``formats`` of :func:`build_report`: the tables' (:data:`tables.FORMATS`) and ``html``,
+#: the self-contained pages (:mod:`alprbf.report.html`).
+REPORT_FORMATS = (*tables.FORMATS, "html")
 RP_MEASURES = metrics.RP_MEASURES
 CURVE_ACCURACIES = tuple(metrics.CURVE_ACCURACIES)
 
@@ -111,8 +116,10 @@ def build_report(results_root: str | Path, out_dir: str | Path | None = None,
         Where to write; default ``<results_root>/report``.
     baseline : str, optional
         Method for AULC and DUR (see the module docstring for the default).
-    formats : sequence of {"md", "csv", "tex"}
-        Table formats.  ``report.md`` and the PNG/PDF figures are always written.
+    formats : sequence of {"md", "csv", "tex", "html"}
+        Table formats, and ``html``: a self-contained page ``report.html`` per experiment and
+        ``index.html`` over several (:mod:`alprbf.report.html`).  ``report.md`` and the
+        PNG/PDF figures are always written.
     alpha : float
         Significance level of the tests and of the Nemenyi critical difference.
     q_alpha : float, optional
@@ -227,6 +234,9 @@ def _several_reports(root: Path, frames: list[tuple[Experiment, pd.DataFrame]], 
                      f"{d['task_id'].nunique()} task(s)")
     top = out / "report.md"
     top.write_text("\n".join(index) + "\n")
+    if "html" in opts.formats:
+        page_files = [p for p in written if p.name == pages.PAGE]
+        written.insert(0, pages.write_index(out, page_files, f"alprbf report: {root.name}"))
     return [top, *written]
 
 
@@ -381,6 +391,8 @@ class _Parts:
     tables: list[tables.Table] = field(default_factory=list)
     figures: list[tuple[str, list[Path]]] = field(default_factory=list)
     extra: list[Path] = field(default_factory=list)  # files written beside the tables
+    curves: pd.DataFrame | None = None  # the learning curves drawn (mean, std per point)
+    published: pd.DataFrame | None = None  # published endpoints drawn on them
 
 
 def _experiment_report(exp: Experiment, rows: pd.DataFrame, out: Path, opts: ReportOptions,
@@ -433,12 +445,44 @@ def _experiment_report(exp: Experiment, rows: pd.DataFrame, out: Path, opts: Rep
         parts.extra.append(paper)
 
     written: list[Path] = []
+    table_formats = [f for f in opts.formats if f in tables.FORMATS]
     for t in parts.tables:
-        written += tables.write_table(t, out, opts.formats)
+        written += tables.write_table(t, out, table_formats)
     written += [p for _, ps in parts.figures for p in ps] + parts.extra
     index = out / "report.md"
-    index.write_text(_index_md(exp, rows, labels, parts, opts.formats, out))
+    index.write_text(_index_md(exp, rows, labels, parts, table_formats, out))
+    if "html" in opts.formats:
+        ranks = rp[0].mean_ranks if isinstance(rp[0], stats.Ranking) else None
+        methods = pages.method_summary(err, ranks, cell_health, cells)
+        written.append(_html_page(exp, rows, df, labels, parts, out, cells, cell_health,
+                                  methods))
     return [index, *written]
+
+
+def _html_page(exp: Experiment, rows: pd.DataFrame, df: pd.DataFrame, labels: pd.DataFrame,
+               parts: _Parts, out: Path, cells: pd.DataFrame | None,
+               cell_health: pd.DataFrame, methods: list[dict]) -> Path:
+    """``out/report.html``: the experiment's self-contained page (:mod:`alprbf.report.html`)."""
+    files = {p.name.removesuffix(".parquet"): p for p in task_files(exp.path)}
+    ids = df.groupby(["dataset", "method"])["task_id"].unique()
+    task_links = {(str(d), str(m)): [(files[t].name, pages.relative(files[t], out))
+                                     for t in sorted(ts) if t in files]
+                  for (d, m), ts in ids.items()}
+    facts = _facts(exp, rows, labels)
+    facts[0] = ("results", f'<a href="{pages.esc(pages.relative(exp.path, out))}/">'
+                           f"{pages.esc(pages.relative(exp.path, out))}</a>")
+    pngs = ({} if parts.curves is None else
+            plots.learning_curve_pngs(parts.curves, published=parts.published))
+    summary = {"kind": "experiment", "experiment": exp.name,
+               "datasets": int(rows["dataset"].nunique()), "methods": len(labels),
+               "tasks": int(rows["task_id"].nunique()), "cells": len(cell_health),
+               "degenerate_cells": int((cell_health["degenerate"] > 0).sum()),
+               "published": pages.summary_counts(cells), "method_summary": methods}
+    path = out / pages.PAGE
+    path.write_text(pages.experiment_page(exp.name, facts, parts.notes, parts.tables,
+                                          parts.figures, pngs, task_links, out, summary),
+                    encoding="utf-8")
+    return path
 
 
 _CURVE_WORDS = {"test": "test accuracy (held-out rows)",
@@ -573,6 +617,7 @@ def _learning_curves(df: pd.DataFrame, out: Path, published: pd.DataFrame | None
     if left_out:
         parts.notes.append("Learning curves leave out " + ", ".join(left_out)
                            + ": no method queried a label there.")
+    parts.curves, parts.published = drawn, published
     title = "Learning curves (test error, mean ± 1 std over folds x repetitions"
     title += "; ★ published value)" if published is not None and len(published) else ")"
     parts.figures.append((title, plots.learning_curves(drawn, out / "learning_curves",
@@ -620,22 +665,29 @@ def _cost_notes(df: pd.DataFrame) -> list[str]:
             "0 s, so their eval and total times are too low."]
 
 
-def _index_md(exp: Experiment, rows: pd.DataFrame, labels: pd.DataFrame, parts: _Parts,
-              formats, out: Path) -> str:
+def _facts(exp: Experiment, rows: pd.DataFrame, labels: pd.DataFrame) -> list[tuple[str, str]]:
+    """The header lines of a report (key, text with Markdown code spans); results first."""
     cfg = exp.config
-    lines = [f"# Report: {exp.name}", "",
-             f"- results: `{exp.path}`",
-             f"- datasets: {', '.join(sorted(rows['dataset'].unique()))}",
-             "- methods: " + ", ".join(
-                 f"`{x}`" + ("" if x == full else f" ({full})")
-                 for x, full in zip(labels["label"], labels["full"], strict=True)),
-             f"- tasks: {rows['task_id'].nunique()}; folds x repetitions per cell: "
-             f"{rows.groupby(['dataset', 'model', 'strategy'])['task_id'].nunique().max()}"]
+    per_cell = rows.groupby(["dataset", "model", "strategy"])["task_id"].nunique().max()
+    facts = [("results", f"`{exp.path}`"),
+             ("datasets", ", ".join(sorted(rows["dataset"].unique()))),
+             ("methods", ", ".join(f"`{x}`" + ("" if x == full else f" ({full})")
+                                   for x, full in zip(labels["label"], labels["full"],
+                                                      strict=True))),
+             ("tasks", f"{rows['task_id'].nunique()}; folds x repetitions per cell: "
+                       f"{per_cell}")]
     if cfg.get("protocol"):
         p = cfg["protocol"]
-        lines.append("- protocol: " + ", ".join(f"{k}={p[k]}" for k in sorted(p)
-                                                 if not isinstance(p[k], dict)))
-    lines += ["- definitions of the measures: `alprbf/report/DEFINITIONS.md`", ""]
+        facts.append(("protocol", ", ".join(f"{k}={p[k]}" for k in sorted(p)
+                                            if not isinstance(p[k], dict))))
+    facts.append(("definitions of the measures", "`alprbf/report/DEFINITIONS.md`"))
+    return facts
+
+
+def _index_md(exp: Experiment, rows: pd.DataFrame, labels: pd.DataFrame, parts: _Parts,
+              formats, out: Path) -> str:
+    lines = [f"# Report: {exp.name}", ""]
+    lines += [f"- {k}: {v}" for k, v in _facts(exp, rows, labels)] + [""]
     if parts.notes:
         lines += ["## Notes", ""] + [f"- {n}" for n in parts.notes] + [""]
     for title, paths in parts.figures:
@@ -648,7 +700,9 @@ def _index_md(exp: Experiment, rows: pd.DataFrame, labels: pd.DataFrame, parts: 
     for t in parts.tables:
         lines += [f"## {t.title}", "", tables.to_markdown(t.display).rstrip(), ""]
         lines += [n for n in t.notes] + [""] if t.notes else []
-        lines += ["Files: " + ", ".join(f"[{t.name}.{f}]({t.name}.{f})" for f in formats), ""]
+        if formats:
+            lines += ["Files: " + ", ".join(f"[{t.name}.{f}]({t.name}.{f})" for f in formats),
+                      ""]
     if parts.extra:
         lines += ["## Paper-style tables", "",
                   "Files: " + ", ".join(f"[{p.name}]({p.name})" for p in parts.extra), ""]

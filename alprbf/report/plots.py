@@ -53,12 +53,23 @@ def _save_png_preview(fig: Figure, path: Path) -> None:
     0.65 MB for the 20 panels of table 003), which keeps the tracked record small.
     Deterministic: Pillow's median-cut quantiser has no random start.
     """
+    path.write_bytes(png_bytes(fig))
+
+
+def png_bytes(fig: Figure, dpi: float = DPI) -> bytes:
+    """The figure as palette PNG bytes (see :func:`_save_png_preview`), the same bytes on
+    every call."""
+    if not isinstance(fig.canvas, FigureCanvasAgg):
+        FigureCanvasAgg(fig)
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", **SAVE_OPTIONS)
+    fig.savefig(buf, format="png", **{**SAVE_OPTIONS, "dpi": dpi})
     buf.seek(0)
     with Image.open(buf) as im:
         rgb = im.convert("RGB")     # the figure's background is opaque white
-    rgb.quantize(colors=256, method=Image.Quantize.MEDIANCUT).save(path, optimize=True)
+    out = io.BytesIO()
+    rgb.quantize(colors=256, method=Image.Quantize.MEDIANCUT).save(out, format="png",
+                                                                   optimize=True)
+    return out.getvalue()
 
 
 def method_styles(methods: list[str]) -> dict[str, dict]:
@@ -115,6 +126,39 @@ def learning_curves(curves: pd.DataFrame, stem: Path, ylabel: str = "test error 
     fig.legend([by_label[m] for m in labels], labels, loc="outside lower center",
                ncols=min(3, len(labels)), fontsize="small", frameon=False)
     return _save(fig, stem, formats)
+
+
+def learning_curve_pngs(curves: pd.DataFrame, ylabel: str = "test error (%)",
+                        published: pd.DataFrame | None = None, dpi: float = 100
+                        ) -> dict[str, bytes]:
+    """One small figure per data set (PNG bytes, for the HTML report), each method in the same
+    style on every data set as in :func:`learning_curves`, its legend beside the axes.
+
+    ``curves`` and ``published`` as for :func:`learning_curves`.
+    """
+    methods = sorted(curves["method"].unique())
+    style = method_styles(methods)
+    out = {}
+    for d in sorted(curves["dataset"].unique()):
+        c_d = curves[curves["dataset"] == d]
+        fig = Figure(figsize=(7.6, 3.4), layout="constrained", dpi=dpi)
+        ax = fig.subplots()
+        for m in methods:
+            c = c_d[c_d["method"] == m]
+            if not c.empty:
+                _draw_curve(ax, c, m, style[m])
+        if published is not None:
+            _draw_published(ax, c_d, published[published["dataset"] == d], style)
+        ax.set_title(d)
+        ax.set_xlabel("labeled samples")
+        ax.set_ylabel(ylabel)
+        ax.grid(alpha=0.3)
+        handles, labels = ax.get_legend_handles_labels()
+        keep = dict(zip(labels, handles, strict=True))
+        fig.legend(list(keep.values()), list(keep), loc="outside right upper",
+                   fontsize="small", frameon=False)
+        out[d] = png_bytes(fig, dpi)
+    return out
 
 
 PUBLISHED_LABEL = "published (± std)"
