@@ -39,6 +39,17 @@ from .seeding import derive_seed, seed_int
 from .strategies import STRATEGIES
 
 
+class TaskTimeout(BaseException):
+    """A task ran past its time limit (:mod:`alprbf.execution`).  A ``BaseException``, so
+    that a model's own ``except Exception`` does not swallow it."""
+
+
+def _check_deadline(deadline: float | None) -> None:
+    """Stop the task (:class:`TaskTimeout`) when the clock is past ``deadline``."""
+    if deadline is not None and time.perf_counter() > deadline:
+        raise TaskTimeout("ran past its time limit (checked between rounds)")
+
+
 @dataclass(frozen=True)
 class Task:
     """Identity of one unit of work."""
@@ -343,7 +354,8 @@ def task_seeds(task: Task, protocol: Protocol) -> dict[str, object]:
 
 def run_task(task: Task, ds: Dataset, protocol: Protocol,
              on_query: Callable[[int], None] | None = None,
-             checkpoint: Checkpoint | None = None, threads: int = 1) -> pd.DataFrame:
+             checkpoint: Checkpoint | None = None, threads: int = 1,
+             deadline: float | None = None) -> pd.DataFrame:
     """Run one task and return its rows (schema: :data:`alprbf.results.SCHEMA`).
 
     Parameters
@@ -362,6 +374,10 @@ def run_task(task: Task, ds: Dataset, protocol: Protocol,
     threads : int
         Threads the strategy may use inside one query (today the QBC committee; see
         :attr:`alprbf.strategies.base.QueryStrategy.threads`).  The rows do not depend on it.
+    deadline : float, optional
+        ``time.perf_counter()`` value past which the task stops with :class:`TaskTimeout`,
+        checked after every fit and every query (the rows of a task that finishes in time
+        do not depend on it).
     """
     root = protocol.seed
     dl = task.dataset.label
@@ -411,6 +427,7 @@ def run_task(task: Task, ds: Dataset, protocol: Protocol,
         t0 = time.perf_counter()
         model.fit(X_train, y_obs)
         fit_seconds = time.perf_counter() - t0
+        _check_deadline(deadline)
         is_labeled = ~np.isnan(y_obs)
         last = it == n_rounds
         if it % protocol.evaluate_every == 0 or last:
@@ -453,6 +470,7 @@ def run_task(task: Task, ds: Dataset, protocol: Protocol,
         t0 = time.perf_counter()
         picked = np.asarray(strategy.query(X_train, y_obs.copy(), model, batch, rng), np.int64)
         query_seconds += time.perf_counter() - t0
+        _check_deadline(deadline)
         _check_query(picked, y_obs, batch, task)
         y_obs[picked] = y_train[picked]
         new_rows = np.concatenate([new_rows, picked])

@@ -6,6 +6,12 @@ file's bytes::
     <out>/tasks/<task_id>.parquet
     <out>/tasks/<task_id>.parquet.sha256
 
+A task that failed (raised, or ran past its time limit) has no task file but a failure
+record (:func:`write_failure`, :func:`read_failures`) until a later run finishes it::
+
+    <out>/failures/<task_id>.json   machine-readable: task identity, kind, error, message
+    <out>/failures/<task_id>.log    the full traceback
+
 The runner writes them (:func:`write_task`: the Parquet file, then its checksum, each
 atomically); the report and the tests read them (:func:`read_task`, :func:`read_results`),
 which refuse a file whose checksum is missing or wrong and a directory whose task files come
@@ -94,6 +100,13 @@ CONFIG_DIGEST_KEY = b"alprbf.config_digest"
 CHECKSUM_SUFFIX = ".sha256"
 """A task file's checksum file is the task file's name plus this suffix."""
 
+FAILURES_DIR = "failures"
+"""Sub-directory of a results directory that holds the records of failed tasks."""
+
+#: Keys of a failure record (:func:`write_failure`), in the order they are written.
+FAILURE_KEYS = ("task_id", "dataset", "model", "strategy", "repetition", "fold", "kind",
+                "error", "message", "seconds", "finished_at", "config_digest", "log")
+
 
 # --------------------------------------------------------------------------- files
 
@@ -145,6 +158,60 @@ def write_task(df: pd.DataFrame, path: Path, execution: dict | None = None,
     if df.attrs.get("selected"):
         meta[SELECTED_KEY] = json.dumps(df.attrs["selected"], sort_keys=True).encode()
     _write_bytes(path, _compact_bytes(table.replace_schema_metadata(meta)))
+
+
+def failure_file(out: str | Path, task_id: str) -> Path:
+    """The failure record (JSON) of task ``task_id`` in results directory ``out``; its
+    traceback is the same name with ``.log``."""
+    return Path(out) / FAILURES_DIR / f"{task_id}.json"
+
+
+def write_failure(out: str | Path, record: dict, traceback: str) -> Path:
+    """Write the record of a failed task: its traceback to ``failures/<task_id>.log``, then
+    the JSON record (:data:`FAILURE_KEYS`; ``log`` is set to the log's path relative to
+    ``out``), each atomically.  Returns the log's path."""
+    path = failure_file(out, record["task_id"])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    log = path.with_suffix(".log")
+    write_atomic(log, traceback.encode())
+    rec = {k: record.get(k) for k in FAILURE_KEYS}
+    rec["log"] = f"{FAILURES_DIR}/{log.name}"
+    write_atomic(path, (json.dumps(rec, indent=1) + "\n").encode())
+    return log
+
+
+def clear_failure(out: str | Path, task_id: str) -> None:
+    """Forget an earlier failure of ``task_id`` (it has finished now); the failures
+    directory goes when it is left empty."""
+    path = failure_file(out, task_id)
+    path.unlink(missing_ok=True)
+    path.with_suffix(".log").unlink(missing_ok=True)
+    try:
+        path.parent.rmdir()
+    except OSError:
+        pass
+
+
+def read_failures(out: str | Path) -> list[dict]:
+    """The failure records of results directory ``out`` (sorted by task id) whose task has
+    no valid task file: a record left beside a finished task (a later run finished it) is
+    not a failure.  A record that is not valid JSON is reported with kind ``"unreadable"``."""
+    out = Path(out)
+    found = []
+    for path in sorted((out / FAILURES_DIR).glob("*.json")):
+        if path.name.startswith("."):
+            continue
+        task_id = path.stem
+        if task_file(out, task_id).exists() and task_problem(task_file(out, task_id)) is None:
+            continue
+        try:
+            rec = json.loads(path.read_text())
+            if not isinstance(rec, dict):
+                raise ValueError("not a JSON object")
+        except (OSError, ValueError) as exc:
+            rec = {"task_id": task_id, "kind": "unreadable", "message": str(exc)}
+        found.append({k: rec.get(k) for k in FAILURE_KEYS} | {"task_id": task_id})
+    return found
 
 
 def _compact_bytes(table: pa.Table) -> bytes:

@@ -16,14 +16,15 @@ regular file) is a :class:`~alprbf.errors.UserError` before anything is written.
   is the name of the experiment's directory, or its path below ``results_root`` (``/`` as
   ``__``) when two experiment directories share a name; ``out_dir/report.md`` links to them.
 
-Per experiment: ``report.md``; tables ``error_at_budget``, ``rp``, ``rp_stats``, ``nemenyi``,
-``aulc``, ``dur``, ``cost``, ``run_cost``, ``reference`` (each as ``.md``, ``.csv``, ``.tex`` per
-``formats``), ``error_at_budget_paper.tex`` (the compact paper-style table, with ``tex``);
-figures ``learning_curves.{png,pdf}`` and ``cd_diagram.{png,pdf}``.  Parts that do not apply
-are skipped with a note in ``report.md`` (no learning curves without queries, no test below
-:data:`alprbf.report.stats.MIN_DATASETS` datasets, Wilcoxon instead of Friedman / Nemenyi /
-CD for two methods, no AULC/DUR without a baseline or without queries, no ``reference``
-table without a reference file).
+Per experiment: ``report.md``; ``failed_tasks`` (tasks that failed or timed out, with links to
+their tracebacks; only when there are some); tables ``error_at_budget``, ``rp``, ``rp_stats``,
+``nemenyi``, ``aulc``, ``dur``, ``cost``, ``run_cost``, ``reference`` (each as ``.md``,
+``.csv``, ``.tex`` per ``formats``), ``error_at_budget_paper.tex`` (the compact paper-style
+table, with ``tex``); figures ``learning_curves.{png,pdf}`` and ``cd_diagram.{png,pdf}``. Parts
+that do not apply are skipped with a note in ``report.md`` (no learning curves without queries,
+no test below :data:`alprbf.report.stats.MIN_DATASETS` datasets, Wilcoxon instead of Friedman /
+Nemenyi / CD for two methods, no AULC/DUR without a baseline or without queries, no
+``reference`` table without a reference file).
 
 Methods.  ``methods`` keeps only the methods whose ``"model / strategy"`` matches one of the
 given shell patterns (``fnmatch``, case-sensitive), e.g. the paper's two methods of seed 000
@@ -50,6 +51,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import UserError, unknown_name
+from ..results import read_failures
 from . import health, metrics, plots, reference, stats, tables
 from .io import (
     SUMMARY,
@@ -395,6 +397,11 @@ def _experiment_report(exp: Experiment, rows: pd.DataFrame, out: Path, opts: Rep
     if incomplete:
         parts.notes.append("Incomplete cells (tasks found / planned; their means and stds use "
                            "the tasks found): " + ", ".join(incomplete) + ".")
+    failed = read_failures(exp.path)
+    if failed:
+        parts.notes.append(f"{len(failed)} task(s) failed or timed out; see the table of "
+                           "failed tasks.")
+        parts.tables.append(tables.failures_table(failed, os.path.relpath(exp.path, out)))
     err = metrics.error_at_budget(df)
     scores = metrics.rp_scores(df, opts.rp_measure)
     cost = metrics.cost_summary(df)

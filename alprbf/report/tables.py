@@ -484,6 +484,25 @@ def cost_table(cost: pd.DataFrame, notes: list[str] | None = None) -> Table:
                  [text, *(notes or [])])
 
 
+def failures_table(failures: list[dict], log_dir: str) -> Table:
+    """The tasks whose last attempt failed or timed out (the records of
+    :func:`alprbf.results.read_failures`), one row each, with a link to its traceback
+    (``log_dir``: the results directory relative to the report)."""
+    data = pd.DataFrame(failures)
+    disp = pd.DataFrame({
+        "task": data["task_id"], "dataset": data["dataset"],
+        "method": [f"{m} / {s}" for m, s in zip(data["model"], data["strategy"], strict=True)],
+        "kind": data["kind"],
+        "error": [f"{e}: {m}" for e, m in zip(data["error"], data["message"], strict=True)],
+        "traceback": [NA if not log else f"[log]({log_dir}/{log})" for log in data["log"]],
+    })
+    notes = [f"{len(data)} task(s) did not finish: they raised (kind 'error') or ran past the "
+             "run's --task-timeout ('timeout'). Their cells are incomplete: the other tables "
+             "use the tasks that finished. `alprbf run` with the same config and directory "
+             "retries them."]
+    return Table("failed_tasks", "Failed tasks", data, disp, notes)
+
+
 def health_table(cells: pd.DataFrame, constant_share: float) -> Table:
     """The health checks per cell (:func:`alprbf.report.health.cell_health`): every cell
     with a flag is shown, the CSV holds every cell."""
