@@ -154,6 +154,11 @@ def report(
     error_at_fraction: Annotated[str | None, typer.Option(
         help="Comma-separated fractions of the database size (the config's rows) at which "
              "to tabulate the test error, e.g. 0.01,0.02,0.035.")] = None,
+    rank_by: Annotated[str, typer.Option(
+        help="What RP ranks: accuracy, balanced_accuracy, macro_f1 or log_loss (at the rows "
+             "--rp-measure chooses).")] = "accuracy",
+    posthoc: Annotated[str, typer.Option(
+        help="Post-hoc test after Friedman: nemenyi or wilcoxon-holm.")] = "nemenyi",
 ) -> None:
     """Tables and plots from the Parquet results (never re-runs anything)."""
     formats = tuple(f.strip() for f in format.split(",") if f.strip())
@@ -168,7 +173,8 @@ def report(
                            alpha=alpha, q_alpha=q_alpha, rp_measure=rp_measure, window=window,
                            methods=patterns, curve_accuracy=curve_accuracy,
                            merge_datasets=merge_datasets,
-                           error_at_fraction=_fractions(error_at_fraction))
+                           error_at_fraction=_fractions(error_at_fraction),
+                           rank_by=rank_by, posthoc=posthoc)
     for p in written:
         typer.echo(str(p))
 

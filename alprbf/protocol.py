@@ -23,6 +23,7 @@ import time
 import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -308,6 +309,54 @@ def _json_value(value: object) -> object:
     raise TypeError(f"diagnostics value of type {type(value).__name__} is not JSON")
 
 
+#: Log-loss clips the probability given to the true class to at least this (a certain wrong
+#: answer costs -log(1e-15) = 34.5 nats instead of infinity), so a result file never holds inf.
+LOG_LOSS_CLIP = 1e-15
+
+
+def class_scores(predicted: np.ndarray, y: np.ndarray) -> dict[str, float]:
+    """Balanced accuracy and macro F1 of the predictions of the tested rows
+    (:data:`alprbf.results.METRIC_COLUMNS`), as sklearn defines them.
+
+    Balanced accuracy: the mean over the classes present in ``y`` of their recall.  Macro F1:
+    the mean over the classes present in ``y`` or predicted of ``2 tp / (support +
+    predicted)`` (a class predicted but absent from ``y`` scores 0).  Both 0 without a row.
+    Counted with ``bincount`` (the same values as ``sklearn.metrics``; tested), because they
+    are computed at every evaluation.
+    """
+    if not len(y):
+        return {"test_balanced_accuracy": 0.0, "test_macro_f1": 0.0}
+    _, codes = np.unique(np.concatenate([y, predicted]), return_inverse=True)
+    truth, pred = codes[:len(y)], codes[len(y):]
+    k = int(codes.max()) + 1
+    hits = np.bincount(truth[truth == pred], minlength=k)
+    support, n_pred = np.bincount(truth, minlength=k), np.bincount(pred, minlength=k)
+    present = support > 0
+    return {"test_balanced_accuracy": float(np.mean(hits[present] / support[present])),
+            "test_macro_f1": float(np.mean(2.0 * hits / (support + n_pred)))}
+
+
+def clipped_log_loss(proba: np.ndarray, y: np.ndarray) -> float | None:
+    """Mean negative log of the probability ``proba`` gives each row's true class, clipped
+    to at least :data:`LOG_LOSS_CLIP`; None without a row or when a probability is not
+    finite (the column is null there, never NaN or inf)."""
+    if not len(y):
+        return None
+    p = np.asarray(proba, dtype=float)[np.arange(len(y)), y]
+    if not np.isfinite(p).all():
+        return None
+    return float(-np.mean(np.log(np.clip(p, LOG_LOSS_CLIP, 1.0))))
+
+
+def _test_log_loss(proba: Callable[[], np.ndarray], y: np.ndarray) -> float | None:
+    """:func:`clipped_log_loss` of the model's probabilities ``proba()`` of the tested rows;
+    None for a model that gives none (sklearn's SVC without ``probability``)."""
+    try:
+        return clipped_log_loss(proba(), y)
+    except (NotImplementedError, AttributeError):
+        return None
+
+
 def _test_scores(predicted: np.ndarray, y: np.ndarray, denominator: str,
                  n_train: int) -> tuple[float, float]:
     """``(test_error, test_accuracy)`` of the predictions of the tested rows: misclassified
@@ -435,11 +484,15 @@ def run_task(task: Task, ds: Dataset, protocol: Protocol,
             if fixed_test is None:    # the unlabeled rest of the training part
                 tested = np.flatnonzero(~is_labeled)
                 predicted, y_test = model.predict_rows(X_train, tested), y_train[tested]
+                log_loss = _test_log_loss(partial(model.predict_proba_rows, X_train, tested),
+                                          y_test)
             else:
                 X_test, y_test = fixed_test
                 predicted = model.predict(X_test)
+                log_loss = _test_log_loss(partial(model.predict_proba, X_test), y_test)
             test_error, test_acc = _test_scores(predicted, y_test, protocol.error_denominator,
                                                 len(train))
+            scores = class_scores(predicted, y_test)
             pool_predicted = model.predict_rows(X_train, None)
             train_acc = _hit_rate(pool_predicted, y_train) if len(y_train) else 0.0
             labeled_acc = _rows_accuracy(model, X_train, y_train, np.flatnonzero(is_labeled))
@@ -461,6 +514,7 @@ def run_task(task: Task, ds: Dataset, protocol: Protocol,
                 "task_id": task.task_id,
                 **prediction_diagnostics(predicted, pool_predicted),
                 "model_state": None if state == last_state else state,
+                **scores, "test_log_loss": log_loss,
             })
             new_rows, query_seconds = np.empty(0, np.int64), 0.0
             last_state = state
@@ -580,6 +634,6 @@ def _check_query(picked: np.ndarray, y_obs: np.ndarray, batch: int, task: Task) 
 
 def _check_finite(df: pd.DataFrame, task: Task) -> None:
     cols = ["test_error", "test_accuracy", "train_accuracy", "labeled_accuracy",
-            "fit_seconds", "query_seconds"]
+            "fit_seconds", "query_seconds", "test_balanced_accuracy", "test_macro_f1"]
     if not np.isfinite(df[cols].to_numpy(dtype=float)).all():
         raise RuntimeError(f"task {task.task_id} produced a non-finite metric; not written")

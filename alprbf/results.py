@@ -51,8 +51,18 @@ TIMING_COLUMNS = ("fit_seconds", "query_seconds", "eval_seconds")
 DIAGNOSTIC_COLUMNS = ("n_pred_classes_test", "n_pred_classes_pool", "max_pred_share_test",
                       "max_pred_share_pool", "model_state")
 
+#: Class-balanced measures of the tested rows at each evaluation (see
+#: :func:`alprbf.protocol.class_scores`, :func:`alprbf.protocol.clipped_log_loss`; log-loss is
+#: null for a model without probabilities).  Like the diagnostics, records written before
+#: them lack them and are not compared on them.
+METRIC_COLUMNS = ("test_balanced_accuracy", "test_macro_f1", "test_log_loss")
+
+#: Columns that a record may predate: :func:`compare_results` leaves one out when either file
+#: lacks it (all null there).
+LATER_COLUMNS = (*DIAGNOSTIC_COLUMNS, *METRIC_COLUMNS)
+
 #: Columns added after the first task files were written: read as nulls where absent.
-OPTIONAL_COLUMNS = ("eval_seconds", "n_components_presplit", *DIAGNOSTIC_COLUMNS)
+OPTIONAL_COLUMNS = ("eval_seconds", "n_components_presplit", *LATER_COLUMNS)
 
 SCHEMA = pa.schema([
     ("experiment", pa.string()),      # config name (plus "-<scale>" for non-full scales)
@@ -80,6 +90,9 @@ SCHEMA = pa.schema([
     ("max_pred_share_test", pa.float64()), # largest predicted-class share on the tested rows
     ("max_pred_share_pool", pa.float64()), # ... on the training part
     ("model_state", pa.string()),          # JSON of Learner.diagnostics(); null: unchanged
+    ("test_balanced_accuracy", pa.float64()),  # mean recall over the classes of the tested rows
+    ("test_macro_f1", pa.float64()),           # mean F1 over the classes tested or predicted
+    ("test_log_loss", pa.float64()),   # -mean log P(true class), clipped; null: no probabilities
 ])
 
 COLUMNS = tuple(SCHEMA.names)
@@ -531,9 +544,10 @@ def _table_difference(a: pa.Table, b: pa.Table, ignore: Sequence[str] = ()) -> s
 
 
 def _absent_in_either(a: pa.Table, b: pa.Table, column: str) -> bool:
-    """A diagnostic column that one of the two files predates (all null there): not compared,
-    so that a record written before the diagnostics existed still checks against a new run."""
-    return column in DIAGNOSTIC_COLUMNS and (a.column(column).null_count == a.num_rows
+    """A diagnostic or metric column that one of the two files predates (all null there): not
+    compared, so that a record written before those columns existed still checks against a
+    new run (:data:`LATER_COLUMNS`)."""
+    return column in LATER_COLUMNS and (a.column(column).null_count == a.num_rows
                                              or b.column(column).null_count == b.num_rows)
 
 

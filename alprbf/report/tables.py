@@ -20,6 +20,7 @@ import pandas as pd
 
 from . import stats
 from .io import REFERENCE_METRICS
+from .metrics import RANK_BY
 
 NA = "n/a"
 FORMATS = ("md", "csv", "tex")
@@ -340,7 +341,7 @@ def _summary_rows(complete: pd.DataFrame, f, ranking: stats.Ranking | None = Non
 
 
 def rp_tables(scores: pd.DataFrame, result: stats.Ranking | None, measure: str,
-              skipped: str = "") -> list[Table]:
+              skipped: str = "", rank_by: str = "accuracy") -> list[Table]:
     """RP tables: accuracies with Mean / Rank / Wins rows (seed 003 Table 2), the test that fits
     (Wilcoxon for two methods, Friedman / Iman–Davenport for more) and Nemenyi p-values.
 
@@ -354,6 +355,8 @@ def rp_tables(scores: pd.DataFrame, result: stats.Ranking | None, measure: str,
         were skipped (``skipped`` says why); None without a complete dataset.
     measure : str
         The RP measure used (for the notes).
+    rank_by : str
+        What is ranked (:data:`alprbf.report.metrics.RANK_BY`; for the notes).
     """
     methods = sorted(scores["method"].unique())
     disp = _wide(scores, lambda r: fmt(r["mean"], 2), methods)
@@ -361,9 +364,10 @@ def rp_tables(scores: pd.DataFrame, result: stats.Ranking | None, measure: str,
     complete = wide.dropna()
     disp = pd.concat([disp, _summary_rows(complete, lambda v: fmt(v, 2), result)],
                      ignore_index=True)
-    what = {"train_best": "test accuracy (%) at the iteration with the best training accuracy "
+    value = RANK_BY[rank_by][3]
+    what = {"train_best": f"{value} at the iteration with the best training accuracy "
                           "(seed 003 RP)",
-            "final": "test accuracy (%) at the last iteration"}[measure]
+            "final": f"{value} at the last iteration"}[measure]
     notes = [f"Ranked: {what}, mean over folds x repetitions. Ranks: 1 = best, ties averaged; "
              "wins shared on ties."]
     notes += _dropped_note(wide, complete, "Ranks")
@@ -374,9 +378,22 @@ def rp_tables(scores: pd.DataFrame, result: stats.Ranking | None, measure: str,
         data.loc["Wins"] = result.wins
     data = data.reset_index().rename(columns={"index": "dataset"})
     data.columns.name = None
-    out = [Table("rp", "Ranked performance (RP)", data, disp, notes), _test_table(result,
-                                                                                   skipped)]
-    if isinstance(result, stats.RankedComparison):
+    if rank_by != "accuracy" and not RANK_BY[rank_by][2]:
+        notes.append("Lower is better: rank 1 and the wins go to the lowest value (the Wins "
+                     "row counts them).")
+    title = "Ranked performance (RP)" + ("" if rank_by == "accuracy" else f" by {rank_by}")
+    out = [Table("rp", title, data, disp, notes), _test_table(result, skipped)]
+    if isinstance(result, stats.RankedComparison) and result.wilcoxon_holm_p is not None:
+        p = result.wilcoxon_holm_p.loc[methods, methods]
+        pdisp = p.map(fmt_p).reset_index().rename(columns={"index": "method"})
+        pdisp.columns = ["method", *methods]
+        out.append(Table("wilcoxon_holm", "Wilcoxon–Holm post-hoc p-values",
+                         p.reset_index().rename(columns={"index": "method"}), pdisp,
+                         ["Pairwise two-sided Wilcoxon signed-rank tests over the data sets "
+                          "(scikit-posthocs posthoc_wilcoxon, zero differences split), "
+                          "Holm-adjusted over the pairs; the Nemenyi p-values are not shown "
+                          "(report with --posthoc nemenyi)."]))
+    elif isinstance(result, stats.RankedComparison):
         p = result.nemenyi_p.loc[methods, methods]
         pdisp = p.map(fmt_p).reset_index().rename(columns={"index": "method"})
         pdisp.columns = ["method", *methods]
