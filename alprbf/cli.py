@@ -115,7 +115,8 @@ def run(
     elif summary.extended:
         typer.echo(f"extended the results of config {summary.extended} (this config adds data "
                    "sets or methods to it)")
-    typer.echo(f"{summary.n_done} tasks run, {summary.n_skipped} already done, "
+    failed = f"{len(summary.failures)} failed, " if summary.failures else ""
+    typer.echo(f"{summary.n_done} tasks run, {failed}{summary.n_skipped} already done, "
                f"{summary.seconds:.1f} s -> {summary.out_dir}")
     if summary.failures:
         timed_out = sum(f["kind"] == "timeout" for f in summary.failures)

@@ -73,7 +73,7 @@ def test_cli_lists_each_failure_on_one_line_and_exits_3(tmp_path):
     lines = [x for x in res.stderr.splitlines() if x.startswith("failed: ")]
     assert len(lines) == 2 and all("wine__svc__random" in x and "ValueError" in x
                                    for x in lines)
-    assert "2 tasks failed" in res.stderr
+    assert "2 tasks failed" in res.stderr and "2 tasks run, 2 failed, 0 already done" in res.output
     assert "Traceback" not in res.output + res.stderr
 
 
