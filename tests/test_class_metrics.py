@@ -3,6 +3,7 @@ sklearn's, the columns in new task files, older files read with nulls and not co
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import warnings
 
@@ -11,11 +12,19 @@ import pyarrow.parquet as pq
 import pytest
 from sklearn.metrics import balanced_accuracy_score, f1_score, log_loss
 
+from alprbf.checkpoint import Checkpoint
 from alprbf.config import load_config
-from alprbf.protocol import LOG_LOSS_CLIP, _test_log_loss, class_scores, clipped_log_loss
+from alprbf.protocol import (
+    LOG_LOSS_CLIP,
+    _test_log_loss,
+    class_scores,
+    clipped_log_loss,
+    run_task,
+)
 from alprbf.results import (
     DIAGNOSTIC_COLUMNS,
     METRIC_COLUMNS,
+    TIMING_COLUMNS,
     checksum_file,
     compare_results,
     read_results,
@@ -23,7 +32,7 @@ from alprbf.results import (
     task_files,
     write_task,
 )
-from alprbf.runner import run_experiment
+from alprbf.runner import load_datasets, plan, run_experiment
 
 from .conftest import write_config
 
@@ -120,3 +129,36 @@ def test_a_metric_difference_between_two_new_files_is_found(tmp_path):
     write_task(df, path)
     [diff] = compare_results(a, b)
     assert "test_macro_f1" in diff.what
+
+
+def test_a_task_resumed_from_a_checkpoint_without_the_metrics_writes_nulls(tmp_path):
+    """A checkpoint saved by an alprbf before the metric columns holds rows without them:
+    the resumed task finishes, those rows read null (never NaN), the later rows have values,
+    and every other column equals the uninterrupted run's."""
+    cfg = load_config(write_config(tmp_path / "tiny.yaml", strategy=["random"],
+                                   model=["gaussian_nb"]))
+    task = plan(cfg)[0]
+    ds = load_datasets(cfg)[task.dataset.label]
+    ref = run_task(task, ds, cfg.protocol)
+    ck = Checkpoint(tmp_path / "c.pkl", "k", every_seconds=0.0)
+
+    def stop(n, calls=[]):   # noqa: B006 - counts the calls of this one run
+        calls.append(n)
+        if len(calls) == 2:
+            raise KeyError("stop")
+
+    with pytest.raises(KeyError):
+        run_task(task, ds, cfg.protocol, on_query=stop, checkpoint=ck)
+    state = ck.load()
+    old_rows = [{k: v for k, v in r.items() if k not in METRIC_COLUMNS} for r in state.rows]
+    ck.save(dataclasses.replace(state, rows=old_rows))
+    res = run_task(task, ds, cfg.protocol, checkpoint=ck)
+    path = tmp_path / "t.parquet"
+    write_task(res, path)
+    back = read_task(path)
+    n_old = len(old_rows)
+    assert back[list(METRIC_COLUMNS)].iloc[:n_old].isna().all().all()
+    assert back[list(METRIC_COLUMNS)].iloc[n_old:].notna().all().all()
+    assert pq.read_table(path).column("test_macro_f1").null_count == n_old
+    keep = [c for c in ref.columns if c not in (*METRIC_COLUMNS, *TIMING_COLUMNS)]
+    assert back[keep].astype(str).equals(ref[keep].astype(str))
