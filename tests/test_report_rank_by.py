@@ -111,7 +111,7 @@ def test_unknown_rank_by_or_posthoc_is_one_line_exit_2(tmp_path, option, value, 
     res = invoke_report(exp, option, value)
     assert res.exit_code == 2
     [line] = [x for x in res.output.splitlines() if x.strip()]
-    assert words in line and "macro_f1" in line or "wilcoxon-holm" in line
+    assert words in line and ("macro_f1" in line or "wilcoxon-holm" in line)
 
 
 def test_cli_rank_by_and_posthoc(tmp_path):
