@@ -15,6 +15,10 @@ import typer  # noqa: E402
 from .cli_common import check_choice, run_app, user_errors  # noqa: E402
 from .errors import UserError  # noqa: E402
 
+#: Exit code of ``alprbf run`` when every task ran but some failed or timed out (1 is taken
+#: by the check commands' "differences found", 2 by a user error, 130 by an interrupt).
+FAILED_TASKS_EXIT = 3
+
 app = typer.Typer(no_args_is_help=True, add_completion=False,
                   help="Reproducible pool-based active-learning benchmarks for PRBF networks.",
                   pretty_exceptions_enable=False)
@@ -77,8 +81,16 @@ def run(
     task_threads: Annotated[int | None, typer.Option(
         help="Threads per task inside a query (QBC trains its committee members in "
              "parallel); results do not depend on it.  Default: CPUs / jobs.")] = None,
+    task_timeout: Annotated[float | None, typer.Option(
+        help="Seconds a task may run; a task past it is stopped and recorded as timed out "
+             "(like a failed task).  Default: no limit.")] = None,
 ) -> None:
-    """Run (or resume) an experiment and write one Parquet file per task."""
+    """Run (or resume) an experiment and write one Parquet file per task.
+
+    A task that fails or times out is recorded in RESULTS/failures/ (its traceback in a .log
+    file), named on one line, and the other tasks go on; the run then ends with exit code
+    3 (FAILED_TASKS_EXIT).  Running the same command again retries the failed tasks.
+    """
     from .config import load_config
     from .execution import BACKENDS
     from .runner import run_experiment
@@ -91,7 +103,8 @@ def run(
         summary = run_experiment(cfg, out, jobs=jobs, backend=backend, scheduler=scheduler,
                                  force=force, progress=not quiet, only=only,
                                  checkpoint_every=None if no_checkpoints else checkpoint_every,
-                                 task_threads=task_threads, rerun_changed=rerun_changed)
+                                 task_threads=task_threads, rerun_changed=rerun_changed,
+                                 task_timeout=task_timeout)
     except KeyboardInterrupt:
         typer.echo("interrupted: finished tasks and checkpoints are saved; run the same command "
                    "again to resume", err=True)
@@ -102,8 +115,16 @@ def run(
     elif summary.extended:
         typer.echo(f"extended the results of config {summary.extended} (this config adds data "
                    "sets or methods to it)")
-    typer.echo(f"{summary.n_done} tasks run, {summary.n_skipped} already done, "
+    failed = f"{len(summary.failures)} failed, " if summary.failures else ""
+    typer.echo(f"{summary.n_done} tasks run, {failed}{summary.n_skipped} already done, "
                f"{summary.seconds:.1f} s -> {summary.out_dir}")
+    if summary.failures:
+        timed_out = sum(f["kind"] == "timeout" for f in summary.failures)
+        typer.echo(f"{len(summary.failures)} tasks failed"
+                   + (f" ({timed_out} of them timed out)" if timed_out else "")
+                   + f"; tracebacks in {summary.out_dir / 'failures'}/; run the same command "
+                   "again to retry them", err=True)
+        raise typer.Exit(FAILED_TASKS_EXIT)
 
 
 @app.command()
@@ -136,6 +157,11 @@ def report(
     error_at_fraction: Annotated[str | None, typer.Option(
         help="Comma-separated fractions of the database size (the config's rows) at which "
              "to tabulate the test error, e.g. 0.01,0.02,0.035.")] = None,
+    rank_by: Annotated[str, typer.Option(
+        help="What RP ranks: accuracy, balanced_accuracy, macro_f1 or log_loss (at the rows "
+             "--rp-measure chooses).")] = "accuracy",
+    posthoc: Annotated[str, typer.Option(
+        help="Post-hoc test after Friedman: nemenyi or wilcoxon-holm.")] = "nemenyi",
 ) -> None:
     """Tables and plots from the Parquet results (never re-runs anything)."""
     formats = tuple(f.strip() for f in format.split(",") if f.strip())
@@ -150,7 +176,8 @@ def report(
                            alpha=alpha, q_alpha=q_alpha, rp_measure=rp_measure, window=window,
                            methods=patterns, curve_accuracy=curve_accuracy,
                            merge_datasets=merge_datasets,
-                           error_at_fraction=_fractions(error_at_fraction))
+                           error_at_fraction=_fractions(error_at_fraction),
+                           rank_by=rank_by, posthoc=posthoc)
     for p in written:
         typer.echo(str(p))
 
@@ -347,12 +374,13 @@ def status(
     table.add_column("finished", f"{st.total('finished')}/{st.total('planned')}",
                      justify="right")
     table.add_column("in flight", str(st.total("in_flight")), justify="right")
+    table.add_column("failed", str(st.total("n_failed")), justify="right")
     table.add_column("task-h", hours(st.total("seconds")), justify="right")
     table.add_column("to do, h", hours(st.projected_seconds), justify="right")
     for c in st.cells:
         done = f"{c.finished}/{c.planned}" + (f" ({c.damaged} damaged)" if c.damaged else "")
-        table.add_row(c.dataset, c.method, done, str(c.in_flight or ""), hours(c.seconds),
-                      hours(c.projected_seconds) if c.to_do else "")
+        table.add_row(c.dataset, c.method, done, str(c.in_flight or ""), str(c.n_failed or ""),
+                      hours(c.seconds), hours(c.projected_seconds) if c.to_do else "")
     console = Console()
     if not console.is_terminal:   # a pipe or a file: no 80-column wrapping
         console = Console(width=160)
@@ -364,6 +392,11 @@ def status(
             saved = time.strftime("%Y-%m-%d %H:%M", time.localtime(p.saved))
             typer.echo(f"in flight: {task_id}: {p.n_labeled} of {p.target} labels at its "
                        f"checkpoint ({saved})")
+    for c in st.cells:
+        for task_id, f in c.failed.items():
+            what = "timed out" if f.get("kind") == "timeout" else "failed"
+            typer.echo(f"{what}: {task_id}: {f.get('error')}: {f.get('message')} "
+                       f"({st.out / (f.get('log') or 'failures')})")
     typer.echo(f"held by: {st.holder}" if st.holder
                else "no run holds this directory now")
 

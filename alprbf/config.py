@@ -714,6 +714,8 @@ def parse_config(data: Any, source: str = "<dict>", base_dir: Path | None = None
     for i, raw in enumerate(_as_list(data["dataset"])):
         where = "dataset" if not isinstance(data["dataset"], list) else f"dataset[{i}]"
         n, p, lab, extra = _component(raw, "dataset", DATASETS, where, skip=())
+        expand = getattr(DATASETS[n], "expand", None)   # a loader's shorthand for several
+        entries = expand(p, lab) if expand is not None else [(p, lab)]
         pre = _parse_preprocessing(extra.get("preprocessing"), f"{where}.preprocessing")
         ovr = extra.get("one_vs_rest")
         if ovr is not None and (isinstance(ovr, bool) or not isinstance(ovr, (str, int))):
@@ -722,9 +724,9 @@ def parse_config(data: Any, source: str = "<dict>", base_dir: Path | None = None
         own = extra.get("protocol") or {}
         _check_keys(own, tuple(f.name for f in fields(Protocol) if f.name != "seed"),
                     f"{where}.protocol")
-        datasets.append(DatasetSpec(name=n, params=p, label=lab, preprocessing=pre,
-                                    one_vs_rest=None if ovr is None else str(ovr), rows=rows,
-                                    protocol=dict(own)))
+        datasets += [DatasetSpec(name=n, params=p, label=lab, preprocessing=pre,
+                                 one_vs_rest=None if ovr is None else str(ovr), rows=rows,
+                                 protocol=dict(own)) for p, lab in entries]
     _refuse_repeats(datasets, "the dataset entry")
     pairs = _parse_methods(data)
     _refuse_repeats([_PairName(m, s) for m, s in pairs], "the method")

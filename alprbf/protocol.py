@@ -23,6 +23,7 @@ import time
 import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -34,9 +35,20 @@ from .datasets import Dataset
 from .errors import UserError
 from .initial import initial_labeled
 from .models import MODELS
-from .results import COLUMNS, model_state_json
+from .results import COLUMNS, METRIC_COLUMNS, model_state_json
 from .seeding import derive_seed, seed_int
 from .strategies import STRATEGIES
+
+
+class TaskTimeout(BaseException):
+    """A task ran past its time limit (:mod:`alprbf.execution`).  A ``BaseException``, so
+    that a model's own ``except Exception`` does not swallow it."""
+
+
+def _check_deadline(deadline: float | None) -> None:
+    """Stop the task (:class:`TaskTimeout`) when the clock is past ``deadline``."""
+    if deadline is not None and time.perf_counter() > deadline:
+        raise TaskTimeout("ran past its time limit (checked between rounds)")
 
 
 @dataclass(frozen=True)
@@ -288,6 +300,54 @@ def prediction_diagnostics(test_predicted: np.ndarray, pool_predicted: np.ndarra
     return out
 
 
+#: Log-loss clips the probability given to the true class to at least this (a certain wrong
+#: answer costs -log(1e-15) = 34.5 nats instead of infinity), so a result file never holds inf.
+LOG_LOSS_CLIP = 1e-15
+
+
+def class_scores(predicted: np.ndarray, y: np.ndarray) -> dict[str, float]:
+    """Balanced accuracy and macro F1 of the predictions of the tested rows
+    (:data:`alprbf.results.METRIC_COLUMNS`), as sklearn defines them.
+
+    Balanced accuracy: the mean over the classes present in ``y`` of their recall.  Macro F1:
+    the mean over the classes present in ``y`` or predicted of ``2 tp / (support +
+    predicted)`` (a class predicted but absent from ``y`` scores 0).  Both 0 without a row.
+    Counted with ``bincount`` (the same values as ``sklearn.metrics``; tested), because they
+    are computed at every evaluation.
+    """
+    if not len(y):
+        return {"test_balanced_accuracy": 0.0, "test_macro_f1": 0.0}
+    _, codes = np.unique(np.concatenate([y, predicted]), return_inverse=True)
+    truth, pred = codes[:len(y)], codes[len(y):]
+    k = int(codes.max()) + 1
+    hits = np.bincount(truth[truth == pred], minlength=k)
+    support, n_pred = np.bincount(truth, minlength=k), np.bincount(pred, minlength=k)
+    present = support > 0
+    return {"test_balanced_accuracy": float(np.mean(hits[present] / support[present])),
+            "test_macro_f1": float(np.mean(2.0 * hits / (support + n_pred)))}
+
+
+def clipped_log_loss(proba: np.ndarray, y: np.ndarray) -> float | None:
+    """Mean negative log of the probability ``proba`` gives each row's true class, clipped
+    to at least :data:`LOG_LOSS_CLIP`; None without a row or when a probability is not
+    finite (the column is null there, never NaN or inf)."""
+    if not len(y):
+        return None
+    p = np.asarray(proba, dtype=float)[np.arange(len(y)), y]
+    if not np.isfinite(p).all():
+        return None
+    return float(-np.mean(np.log(np.clip(p, LOG_LOSS_CLIP, 1.0))))
+
+
+def _test_log_loss(proba: Callable[[], np.ndarray], y: np.ndarray) -> float | None:
+    """:func:`clipped_log_loss` of the model's probabilities ``proba()`` of the tested rows;
+    None for a model that gives none (sklearn's SVC without ``probability``)."""
+    try:
+        return clipped_log_loss(proba(), y)
+    except (NotImplementedError, AttributeError):
+        return None
+
+
 def _test_scores(predicted: np.ndarray, y: np.ndarray, denominator: str,
                  n_train: int) -> tuple[float, float]:
     """``(test_error, test_accuracy)`` of the predictions of the tested rows: misclassified
@@ -334,7 +394,8 @@ def task_seeds(task: Task, protocol: Protocol) -> dict[str, object]:
 
 def run_task(task: Task, ds: Dataset, protocol: Protocol,
              on_query: Callable[[int], None] | None = None,
-             checkpoint: Checkpoint | None = None, threads: int = 1) -> pd.DataFrame:
+             checkpoint: Checkpoint | None = None, threads: int = 1,
+             deadline: float | None = None) -> pd.DataFrame:
     """Run one task and return its rows (schema: :data:`alprbf.results.SCHEMA`).
 
     Parameters
@@ -353,6 +414,10 @@ def run_task(task: Task, ds: Dataset, protocol: Protocol,
     threads : int
         Threads the strategy may use inside one query (today the QBC committee; see
         :attr:`alprbf.strategies.base.QueryStrategy.threads`).  The rows do not depend on it.
+    deadline : float, optional
+        ``time.perf_counter()`` value past which the task stops with :class:`TaskTimeout`,
+        checked after every fit and every query (the rows of a task that finishes in time
+        do not depend on it).
     """
     root = protocol.seed
     dl = task.dataset.label
@@ -402,6 +467,7 @@ def run_task(task: Task, ds: Dataset, protocol: Protocol,
         t0 = time.perf_counter()
         model.fit(X_train, y_obs)
         fit_seconds = time.perf_counter() - t0
+        _check_deadline(deadline)
         is_labeled = ~np.isnan(y_obs)
         last = it == n_rounds
         if it % protocol.evaluate_every == 0 or last:
@@ -409,11 +475,15 @@ def run_task(task: Task, ds: Dataset, protocol: Protocol,
             if fixed_test is None:    # the unlabeled rest of the training part
                 tested = np.flatnonzero(~is_labeled)
                 predicted, y_test = model.predict_rows(X_train, tested), y_train[tested]
+                log_loss = _test_log_loss(partial(model.predict_proba_rows, X_train, tested),
+                                          y_test)
             else:
                 X_test, y_test = fixed_test
                 predicted = model.predict(X_test)
+                log_loss = _test_log_loss(partial(model.predict_proba, X_test), y_test)
             test_error, test_acc = _test_scores(predicted, y_test, protocol.error_denominator,
                                                 len(train))
+            scores = class_scores(predicted, y_test)
             pool_predicted = model.predict_rows(X_train, None)
             train_acc = _hit_rate(pool_predicted, y_train) if len(y_train) else 0.0
             labeled_acc = _rows_accuracy(model, X_train, y_train, np.flatnonzero(is_labeled))
@@ -435,6 +505,7 @@ def run_task(task: Task, ds: Dataset, protocol: Protocol,
                 "task_id": task.task_id,
                 **prediction_diagnostics(predicted, pool_predicted),
                 "model_state": None if state == last_state else state,
+                **scores, "test_log_loss": log_loss,
             })
             new_rows, query_seconds = np.empty(0, np.int64), 0.0
             last_state = state
@@ -444,6 +515,7 @@ def run_task(task: Task, ds: Dataset, protocol: Protocol,
         t0 = time.perf_counter()
         picked = np.asarray(strategy.query(X_train, y_obs.copy(), model, batch, rng), np.int64)
         query_seconds += time.perf_counter() - t0
+        _check_deadline(deadline)
         _check_query(picked, y_obs, batch, task)
         y_obs[picked] = y_train[picked]
         new_rows = np.concatenate([new_rows, picked])
@@ -552,7 +624,11 @@ def _check_query(picked: np.ndarray, y_obs: np.ndarray, batch: int, task: Task) 
 
 
 def _check_finite(df: pd.DataFrame, task: Task) -> None:
+    """Refuse rows with a NaN or infinite core value, or an infinite class-balanced measure.
+    Those may be missing (null) in the rows of a task resumed from a checkpoint that an
+    alprbf before them saved, whose rows lack them."""
     cols = ["test_error", "test_accuracy", "train_accuracy", "labeled_accuracy",
             "fit_seconds", "query_seconds"]
-    if not np.isfinite(df[cols].to_numpy(dtype=float)).all():
+    later = df[list(METRIC_COLUMNS)].to_numpy(dtype=float)
+    if not np.isfinite(df[cols].to_numpy(dtype=float)).all() or np.isinf(later).any():
         raise RuntimeError(f"task {task.task_id} produced a non-finite metric; not written")

@@ -6,6 +6,12 @@ file's bytes::
     <out>/tasks/<task_id>.parquet
     <out>/tasks/<task_id>.parquet.sha256
 
+A task that failed (raised, or ran past its time limit) has no task file but a failure
+record (:func:`write_failure`, :func:`read_failures`) until a later run finishes it::
+
+    <out>/failures/<task_id>.json   machine-readable: task identity, kind, error, message
+    <out>/failures/<task_id>.log    the full traceback
+
 The runner writes them (:func:`write_task`: the Parquet file, then its checksum, each
 atomically); the report and the tests read them (:func:`read_task`, :func:`read_results`),
 which refuse a file whose checksum is missing or wrong and a directory whose task files come
@@ -46,8 +52,18 @@ TIMING_COLUMNS = ("fit_seconds", "query_seconds", "eval_seconds")
 DIAGNOSTIC_COLUMNS = ("n_pred_classes_test", "n_pred_classes_pool", "max_pred_share_test",
                       "max_pred_share_pool", "model_state")
 
+#: Class-balanced measures of the tested rows at each evaluation (see
+#: :func:`alprbf.protocol.class_scores`, :func:`alprbf.protocol.clipped_log_loss`; log-loss is
+#: null for a model without probabilities).  Like the diagnostics, records written before
+#: them lack them and are not compared on them.
+METRIC_COLUMNS = ("test_balanced_accuracy", "test_macro_f1", "test_log_loss")
+
+#: Columns that a record may predate: :func:`compare_results` leaves one out when either file
+#: lacks it (all null there).
+LATER_COLUMNS = (*DIAGNOSTIC_COLUMNS, *METRIC_COLUMNS)
+
 #: Columns added after the first task files were written: read as nulls where absent.
-OPTIONAL_COLUMNS = ("eval_seconds", "n_components_presplit", *DIAGNOSTIC_COLUMNS)
+OPTIONAL_COLUMNS = ("eval_seconds", "n_components_presplit", *LATER_COLUMNS)
 
 SCHEMA = pa.schema([
     ("experiment", pa.string()),      # config name (plus "-<scale>" for non-full scales)
@@ -75,6 +91,9 @@ SCHEMA = pa.schema([
     ("max_pred_share_test", pa.float64()), # largest predicted-class share on the tested rows
     ("max_pred_share_pool", pa.float64()), # ... on the training part
     ("model_state", pa.string()),          # JSON of Learner.diagnostics(); null: unchanged
+    ("test_balanced_accuracy", pa.float64()),  # mean recall over the classes of the tested rows
+    ("test_macro_f1", pa.float64()),           # mean F1 over the classes tested or predicted
+    ("test_log_loss", pa.float64()),   # -mean log P(true class), clipped; null: no probabilities
 ])
 
 COLUMNS = tuple(SCHEMA.names)
@@ -94,6 +113,13 @@ CONFIG_DIGEST_KEY = b"alprbf.config_digest"
 
 CHECKSUM_SUFFIX = ".sha256"
 """A task file's checksum file is the task file's name plus this suffix."""
+
+FAILURES_DIR = "failures"
+"""Sub-directory of a results directory that holds the records of failed tasks."""
+
+#: Keys of a failure record (:func:`write_failure`), in the order they are written.
+FAILURE_KEYS = ("task_id", "dataset", "model", "strategy", "repetition", "fold", "kind",
+                "error", "message", "seconds", "finished_at", "config_digest", "log")
 
 
 def model_state_json(state: dict) -> str:
@@ -160,6 +186,60 @@ def write_task(df: pd.DataFrame, path: Path, execution: dict | None = None,
     if df.attrs.get("selected"):
         meta[SELECTED_KEY] = json.dumps(df.attrs["selected"], sort_keys=True).encode()
     _write_bytes(path, _compact_bytes(table.replace_schema_metadata(meta)))
+
+
+def failure_file(out: str | Path, task_id: str) -> Path:
+    """The failure record (JSON) of task ``task_id`` in results directory ``out``; its
+    traceback is the same name with ``.log``."""
+    return Path(out) / FAILURES_DIR / f"{task_id}.json"
+
+
+def write_failure(out: str | Path, record: dict, traceback: str) -> Path:
+    """Write the record of a failed task: its traceback to ``failures/<task_id>.log``, then
+    the JSON record (:data:`FAILURE_KEYS`; ``log`` is set to the log's path relative to
+    ``out``), each atomically.  Returns the log's path."""
+    path = failure_file(out, record["task_id"])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    log = path.with_suffix(".log")
+    write_atomic(log, traceback.encode())
+    rec = {k: record.get(k) for k in FAILURE_KEYS}
+    rec["log"] = f"{FAILURES_DIR}/{log.name}"
+    write_atomic(path, (json.dumps(rec, indent=1) + "\n").encode())
+    return log
+
+
+def clear_failure(out: str | Path, task_id: str) -> None:
+    """Forget an earlier failure of ``task_id`` (it has finished now); the failures
+    directory goes when it is left empty."""
+    path = failure_file(out, task_id)
+    path.unlink(missing_ok=True)
+    path.with_suffix(".log").unlink(missing_ok=True)
+    try:
+        path.parent.rmdir()
+    except OSError:
+        pass
+
+
+def read_failures(out: str | Path) -> list[dict]:
+    """The failure records of results directory ``out`` (sorted by task id) whose task has
+    no valid task file: a record left beside a finished task (a later run finished it) is
+    not a failure.  A record that is not valid JSON is reported with kind ``"unreadable"``."""
+    out = Path(out)
+    found = []
+    for path in sorted((out / FAILURES_DIR).glob("*.json")):
+        if path.name.startswith("."):
+            continue
+        task_id = path.stem
+        if task_file(out, task_id).exists() and task_problem(task_file(out, task_id)) is None:
+            continue
+        try:
+            rec = json.loads(path.read_text())
+            if not isinstance(rec, dict):
+                raise ValueError("not a JSON object")
+        except (OSError, ValueError) as exc:
+            rec = {"task_id": task_id, "kind": "unreadable", "message": str(exc)}
+        found.append({k: rec.get(k) for k in FAILURE_KEYS} | {"task_id": task_id})
+    return found
 
 
 def _compact_bytes(table: pa.Table) -> bytes:
@@ -479,9 +559,10 @@ def _table_difference(a: pa.Table, b: pa.Table, ignore: Sequence[str] = ()) -> s
 
 
 def _absent_in_either(a: pa.Table, b: pa.Table, column: str) -> bool:
-    """A diagnostic column that one of the two files predates (all null there): not compared,
-    so that a record written before the diagnostics existed still checks against a new run."""
-    return column in DIAGNOSTIC_COLUMNS and (a.column(column).null_count == a.num_rows
+    """A diagnostic or metric column that one of the two files predates (all null there): not
+    compared, so that a record written before those columns existed still checks against a
+    new run (:data:`LATER_COLUMNS`)."""
+    return column in LATER_COLUMNS and (a.column(column).null_count == a.num_rows
                                              or b.column(column).null_count == b.num_rows)
 
 

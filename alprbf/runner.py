@@ -10,6 +10,14 @@ Results layout (``out`` defaults to ``results/<name>``, or ``results/<name>-<sca
     out/tasks/<task_id>.parquet
     out/checkpoints/<task_id>.pkl   loop state of a task in flight (deleted when it finishes,
                                     the directory with it once the run leaves it empty)
+    out/failures/<task_id>.json     record of a task that failed or timed out (and .log: its
+                                    traceback); removed when a later run finishes the task
+
+A task that raises, or runs past ``task_timeout``, does not stop the run
+(:mod:`alprbf.execution`): it is recorded under ``failures/``, named on one line of stderr,
+and the other tasks go on; :class:`RunSummary` lists the failures (the CLI then exits with
+code 3).  A failed task has no task file, so running again retries the failed tasks (and only
+them, once every other task has finished).
 
 Every finished task is written atomically (temporary file + rename); running again into the
 same directory skips finished tasks, also when the config now has more data sets or methods
@@ -31,10 +39,11 @@ import platform
 import shutil
 import socket
 import subprocess
+import sys
 import time
 import warnings
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from importlib import metadata
 from pathlib import Path
 
@@ -49,6 +58,7 @@ from .errors import DataWarning, UserError
 from .execution import (
     BACKENDS,
     CheckpointPlan,
+    TaskFailure,
     default_task_threads,
     fan_out,
     sigterm_as_interrupt,
@@ -59,12 +69,14 @@ from .protocol import Task, check_data, check_task_ids, split_rows, task_seeds
 from .results import (
     TASKS_DIR,
     checksum_file,
+    clear_failure,
     run_digests,
     run_metadata,
     task_config_digest,
     task_file,
     task_files,
     task_problem,
+    write_failure,
     write_task,
 )
 from .seeding import derive_seed
@@ -296,6 +308,8 @@ class RunSummary:
     #: with ``rerun_changed`` when the config had changed: task files of the directory's
     #: earlier config deleted as no longer results of this one (None: nothing re-run)
     dropped: int | None = None
+    #: the failure records (:func:`alprbf.results.write_failure`) of this run's failed tasks
+    failures: list[dict] = field(default_factory=list)
 
 
 def select_tasks(tasks: list[Task], only: Sequence[str] | None) -> list[Task]:
@@ -315,7 +329,8 @@ def run_experiment(cfg: Config, out: str | Path | None = None, *, jobs: int = 1,
                    progress: bool = True, only: Sequence[str] | None = None,
                    checkpoint_every: float | None = 300.0,
                    task_threads: int | None = None,
-                   rerun_changed: bool = False) -> RunSummary:
+                   rerun_changed: bool = False,
+                   task_timeout: float | None = None) -> RunSummary:
     """Run (or resume) an experiment and write its results.
 
     Parameters
@@ -348,6 +363,10 @@ def run_experiment(cfg: Config, out: str | Path | None = None, *, jobs: int = 1,
         those ``cfg`` itself wrote, e.g. copied in from another directory), delete the
         others and run them again: re-running a changed method re-runs its tasks alone.
         Without it such a directory is refused (unless ``cfg`` only adds to the grid).
+    task_timeout : float, optional
+        Seconds a task may run (this attempt); a task past it stops and is recorded as
+        timed out like a failed one (see :mod:`alprbf.execution` for how and how exactly
+        it is enforced).  None: no limit.
     """
     if backend not in BACKENDS:
         raise UserError(f"unknown backend '{backend}'; valid backends: {', '.join(BACKENDS)}")
@@ -359,6 +378,8 @@ def run_experiment(cfg: Config, out: str | Path | None = None, *, jobs: int = 1,
         raise UserError(f"--task-threads must be >= 1, got {task_threads}")
     if checkpoint_every is not None and not checkpoint_every >= 0:
         raise UserError(f"--checkpoint-every must be >= 0 seconds, got {checkpoint_every}")
+    if task_timeout is not None and not task_timeout > 0:
+        raise UserError(f"--task-timeout must be > 0 seconds, got {task_timeout}")
     if force and rerun_changed:
         raise UserError("--force (run every task again) and --rerun-changed (keep the tasks "
                         "defined alike) exclude each other; give one")
@@ -388,6 +409,7 @@ def run_experiment(cfg: Config, out: str | Path | None = None, *, jobs: int = 1,
             if force:
                 for t in tasks:
                     _remove_task(out, t.task_id)
+                    clear_failure(out, t.task_id)
                     checkpoint_file(ckpt_dir, t.task_id).unlink(missing_ok=True)
                     progress_file(ckpt_dir, t.task_id).unlink(missing_ok=True)
         todo = [t for t in tasks if not _finished(out, t.task_id)]
@@ -402,22 +424,46 @@ def run_experiment(cfg: Config, out: str | Path | None = None, *, jobs: int = 1,
         execution = {"jobs": jobs, "backend": backend, "task_threads": task_threads}
         t0 = time.perf_counter()
         done = 0
+        failures: list[dict] = []
         n_queries = sum(queries[t.dataset.label] for t in todo)
         protocols = {d.label: cfg.protocol_for(d) for d in cfg.datasets}
         with sigterm_as_interrupt(), _Progress(progress, len(tasks), skipped, n_queries) as bar:
-            for task, df, _secs in fan_out(todo, datasets, protocols, jobs, backend,
-                                           scheduler, on_query=bar.query,
-                                           checkpoints=checkpoints, threads=task_threads):
+            for task, df, secs in fan_out(todo, datasets, protocols, jobs, backend,
+                                          scheduler, on_query=bar.query,
+                                          checkpoints=checkpoints, threads=task_threads,
+                                          timeout=task_timeout):
                 with _output_errors(out):
-                    write_task(df, task_file(out, task.task_id), execution, cfg.digest())
-                if checkpoints is not None:
+                    if isinstance(df, TaskFailure):
+                        failures.append(_record_failure(out, task, df, secs, cfg.digest()))
+                    else:
+                        write_task(df, task_file(out, task.task_id), execution, cfg.digest())
+                        clear_failure(out, task.task_id)
+                if checkpoints is not None and not isinstance(df, TaskFailure):
                     checkpoints.for_task(task, protocols[task.dataset.label]).clear()
-                done += 1
+                done += not isinstance(df, TaskFailure)
                 bar.task_done(task, queries[task.dataset.label])
         with contextlib.suppress(OSError):     # no task in flight left: nothing to resume
             ckpt_dir.rmdir()                   # (fails, and stays, while one is not empty)
     return RunSummary(out, len(tasks), skipped, done, time.perf_counter() - t0, extended,
-                      dropped)
+                      dropped, failures)
+
+
+def _record_failure(out: Path, task: Task, failure: TaskFailure, seconds: float,
+                    digest: str) -> dict:
+    """Write the failure record of ``task`` (:func:`alprbf.results.write_failure`), name it
+    on one line of stderr, and return the record.  A checkpoint the task saved stays: the
+    retry resumes from it (a deterministic failure then recurs where it was)."""
+    record = {"task_id": task.task_id, "dataset": task.dataset.label,
+              "model": task.model.label, "strategy": task.strategy.label,
+              "repetition": task.repetition, "fold": task.fold, "kind": failure.kind,
+              "error": failure.error, "message": failure.message,
+              "seconds": round(seconds, 3),
+              "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "config_digest": digest}
+    log = write_failure(out, record, failure.traceback)
+    what = "timed out" if failure.kind == "timeout" else "failed"
+    print(f"{what}: {task.task_id}: {failure.error}: {failure.message} (traceback: {log})",
+          file=sys.stderr, flush=True)
+    return {**record, "log": str(log)}
 
 
 def _output_error(out: Path, exc: OSError) -> UserError:

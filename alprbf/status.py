@@ -1,10 +1,11 @@
 """How far a config's grid has got in a results directory (read only).
 
 A long run (a paper table at full scale) is built up over several sessions: finished task
-files accumulate, a task in flight leaves a checkpoint, and a run may be holding the
-directory right now.  :func:`run_status` reads all three without changing anything and
-sums, per grid cell (data set x method), the tasks finished, in flight and to do, with the
-task-seconds the finished ones took (their ``fit + query + eval`` timing columns).
+files accumulate, a task in flight leaves a checkpoint, a task that failed or timed out
+leaves a failure record (``failures/``), and a run may be holding the directory right now.
+:func:`run_status` reads them without changing anything and sums, per grid cell (data set x
+method), the tasks finished, failed, in flight and to do, with the task-seconds the finished
+ones took (their ``fit + query + eval`` timing columns).
 
 The projection of the remaining cost is the mean task-seconds of a cell's finished tasks
 times its unfinished ones; a cell with no finished task has no projection (its tasks may
@@ -22,7 +23,7 @@ from .checkpoint import CHECKPOINTS_DIR, Progress, checkpoint_file, read_progres
 from .config import Config
 from .errors import UserError
 from .fileio import lock_holder
-from .results import run_digest, task_file, task_problem, task_seconds
+from .results import read_failures, run_digest, task_file, task_problem, task_seconds
 from .runner import default_out_dir, holds_results_of, plan, select_tasks
 
 
@@ -45,6 +46,9 @@ class CellStatus:
         checkpoint has a progress file.
     damaged : int
         Task files that fail their checksum (the next run redoes them).
+    failed : dict
+        Task id -> failure record (:func:`alprbf.results.read_failures`) of the unfinished
+        tasks whose last attempt failed or timed out (the next run retries them).
     seconds : float
         Summed task-seconds of the finished tasks.
     """
@@ -58,6 +62,13 @@ class CellStatus:
     seconds: float = 0.0
     #: task id -> how far its checkpoint is (tasks in flight whose run wrote a progress file)
     progress: dict[str, Progress] = field(default_factory=dict)
+    #: task id -> failure record of the tasks whose last attempt failed or timed out
+    failed: dict[str, dict] = field(default_factory=dict)
+
+    @property
+    def n_failed(self) -> int:
+        """Unfinished tasks whose last attempt failed or timed out."""
+        return len(self.failed)
 
     @property
     def to_do(self) -> int:
@@ -116,6 +127,7 @@ def run_status(cfg: Config, out: str | Path | None = None,
                         f"!= {cfg.digest()}); pass the config it was run with, or its --out")
     status = RunStatus(out, holder=lock_holder(out) if out.is_dir() else None)
     cells: dict[tuple[str, str], CellStatus] = {}
+    failures = {f["task_id"]: f for f in read_failures(out)} if out.is_dir() else {}
     for t in select_tasks(plan(cfg), only):
         key = (t.dataset.label, f"{t.model.label} / {t.strategy.label}")
         cell = cells.get(key)
@@ -130,6 +142,9 @@ def run_status(cfg: Config, out: str | Path | None = None,
                 cell.seconds += task_seconds(path)
                 continue
             cell.damaged += 1
+        if t.task_id in failures:
+            cell.failed[t.task_id] = failures[t.task_id]
+            continue
         if checkpoint_file(out / CHECKPOINTS_DIR, t.task_id).exists():
             cell.in_flight += 1
             progress = read_progress(out / CHECKPOINTS_DIR, t.task_id)

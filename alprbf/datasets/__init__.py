@@ -1,6 +1,6 @@
 """Data sets: the registry, loaders and preprocessing."""
 
-from . import bundled, files, published, synthetic  # noqa: F401  (register loaders)
+from . import bundled, files, openml, published, synthetic  # noqa: F401  (register loaders)
 from ._base import DATASETS, Dataset, DatasetLoader, make_dataset
 from .fetch import DataFile
 from .preprocessing import Preprocessing

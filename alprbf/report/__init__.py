@@ -16,15 +16,17 @@ regular file) is a :class:`~alprbf.errors.UserError` before anything is written.
   is the name of the experiment's directory, or its path below ``results_root`` (``/`` as
   ``__``) when two experiment directories share a name; ``out_dir/report.md`` links to them.
 
-Per experiment: ``report.md``; tables ``error_at_budget``, ``rp``, ``rp_stats``, ``nemenyi``,
-``aulc``, ``dur``, ``cost``, ``run_cost``, ``reference`` (each as ``.md``, ``.csv``, ``.tex`` per
-``formats``), ``error_at_budget_paper.tex`` (the compact paper-style table, with ``tex``);
-figures ``learning_curves.{png,pdf}`` and ``cd_diagram.{png,pdf}``; with the format ``html``,
-``report.html`` (and ``index.html`` over several experiments; :mod:`alprbf.report.html`).
-Parts that do not apply are skipped with a note in ``report.md`` (no learning curves without
-queries, no test below :data:`alprbf.report.stats.MIN_DATASETS` datasets, Wilcoxon instead of
-Friedman / Nemenyi / CD for two methods, no AULC/DUR without a baseline or without queries,
-no ``reference`` table without a reference file).
+Per experiment: ``report.md``; ``failed_tasks`` (tasks that failed or timed out, with links to
+their tracebacks; only when there are some); tables ``error_at_budget``, ``rp``, ``rp_stats``,
+``nemenyi``, ``aulc``, ``dur``, ``health``, ``cost``, ``run_cost``, ``reference`` (each as
+``.md``, ``.csv``, ``.tex`` per ``formats``), ``error_at_budget_paper.tex`` (the compact
+paper-style table, with ``tex``); figures ``learning_curves.{png,pdf}`` and
+``cd_diagram.{png,pdf}``; with the format ``html``, ``report.html`` (and ``index.html`` over
+several experiments; :mod:`alprbf.report.html`). Parts that do not apply are skipped with a
+note in ``report.md`` (no learning curves without queries, no test below
+:data:`alprbf.report.stats.MIN_DATASETS` datasets, Wilcoxon instead of Friedman / Nemenyi / CD
+for two methods, no AULC/DUR without a baseline or without queries, no ``reference`` table
+without a reference file).
 
 Methods.  ``methods`` keeps only the methods whose ``"model / strategy"`` matches one of the
 given shell patterns (``fnmatch``, case-sensitive), e.g. the paper's two methods of seed 000
@@ -51,7 +53,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import UserError, unknown_name
-from ..results import task_files
+from ..results import read_failures, task_files
 from . import health, metrics, plots, reference, stats, tables
 from . import html as pages
 from .io import (
@@ -69,13 +71,15 @@ from .io import (
 )
 
 __all__ = ["build_report", "check_reference", "load_results", "load_reference",
-           "REPORT_FORMATS", "RP_MEASURES", "CURVE_ACCURACIES"]
+           "REPORT_FORMATS", "RP_MEASURES", "CURVE_ACCURACIES", "RANK_BY", "POSTHOCS"]
 
 #: ``formats`` of :func:`build_report`: the tables' (:data:`tables.FORMATS`) and ``html``,
 #: the self-contained pages (:mod:`alprbf.report.html`).
 REPORT_FORMATS = (*tables.FORMATS, "html")
 RP_MEASURES = metrics.RP_MEASURES
 CURVE_ACCURACIES = tuple(metrics.CURVE_ACCURACIES)
+RANK_BY = tuple(metrics.RANK_BY)
+POSTHOCS = stats.POSTHOCS
 
 
 @dataclass(frozen=True)
@@ -93,6 +97,8 @@ class ReportOptions:
     curve_accuracy: str = "test"
     merge_datasets: str | None = None
     error_at_fraction: tuple[float, ...] = ()
+    rank_by: str = "accuracy"
+    posthoc: str = "nemenyi"
 
     def selected(self, full_label: str) -> bool:
         """Whether ``--methods`` keeps the method ``"model / strategy"``."""
@@ -105,7 +111,8 @@ def build_report(results_root: str | Path, out_dir: str | Path | None = None,
                  rp_measure: str = "train_best", reference: str | Path | None = None,
                  window: float = 0.2, methods: Sequence[str] | None = None,
                  curve_accuracy: str = "test", merge_datasets: str | None = None,
-                 error_at_fraction: Sequence[float] = ()) -> list[Path]:
+                 error_at_fraction: Sequence[float] = (), rank_by: str = "accuracy",
+                 posthoc: str = "nemenyi") -> list[Path]:
     """Write the report of every experiment below ``results_root``.
 
     Parameters
@@ -143,6 +150,12 @@ def build_report(results_root: str | Path, out_dir: str | Path | None = None,
     error_at_fraction : sequence of float
         Also tabulate the test error at these fractions of each data set's database size
         (the config's ``rows``; seed 004: 0.01, 0.02, 0.035).
+    rank_by : {"accuracy", "balanced_accuracy", "macro_f1", "log_loss"}
+        What the RP tables, their test and the CD diagram rank (:data:`metrics.RANK_BY`), at
+        the rows ``rp_measure`` chooses; the published values are always compared with the
+        accuracy ranking.
+    posthoc : {"nemenyi", "wilcoxon-holm"}
+        Post-hoc test after the Friedman test (:mod:`alprbf.report.stats`).
 
     Returns
     -------
@@ -157,6 +170,10 @@ def build_report(results_root: str | Path, out_dir: str | Path | None = None,
     """
     if curve_accuracy not in metrics.CURVE_ACCURACIES:
         raise unknown_name("curve accuracy", curve_accuracy, CURVE_ACCURACIES)
+    if rank_by not in metrics.RANK_BY:
+        raise unknown_name("rank-by measure", rank_by, RANK_BY)
+    if posthoc not in POSTHOCS:
+        raise unknown_name("post-hoc test", posthoc, POSTHOCS)
     merge = _merge_pattern(merge_datasets)
     fractions = tuple(float(f) for f in error_at_fraction)
     if any(not 0.0 < f <= 1.0 for f in fractions):
@@ -164,7 +181,8 @@ def build_report(results_root: str | Path, out_dir: str | Path | None = None,
     opts = ReportOptions(baseline, _check_args(formats, alpha, q_alpha, rp_measure, window),
                          alpha, q_alpha, rp_measure,
                          load_reference(reference) if reference is not None else None, window,
-                         tuple(methods or ()), curve_accuracy, merge_datasets, fractions)
+                         tuple(methods or ()), curve_accuracy, merge_datasets, fractions,
+                         rank_by, posthoc)
     root = Path(results_root)
     experiments = find_experiments(root)
     out = Path(out_dir) if out_dir is not None else root / "report"
@@ -407,6 +425,11 @@ def _experiment_report(exp: Experiment, rows: pd.DataFrame, out: Path, opts: Rep
     if incomplete:
         parts.notes.append("Incomplete cells (tasks found / planned; their means and stds use "
                            "the tasks found): " + ", ".join(incomplete) + ".")
+    failed = read_failures(exp.path)
+    if failed:
+        parts.notes.append(f"{len(failed)} task(s) failed or timed out; see the table of "
+                           "failed tasks.")
+        parts.tables.append(tables.failures_table(failed, os.path.relpath(exp.path, out)))
     err = metrics.error_at_budget(df)
     scores = metrics.rp_scores(df, opts.rp_measure)
     cost = metrics.cost_summary(df)
@@ -425,7 +448,11 @@ def _experiment_report(exp: Experiment, rows: pd.DataFrame, out: Path, opts: Rep
     parts.tables.append(tables.error_at_budget_table(err, published))
     if opts.error_at_fraction:
         _error_at_fractions(exp, df, merge, opts.error_at_fraction, parts)
-    _ranked_performance(scores, rp, out, opts, parts)
+    if opts.rank_by == "accuracy":
+        _ranked_performance(scores, rp, out, opts, parts)
+    else:
+        ranked = metrics.rp_scores(df, opts.rp_measure, rank_by=opts.rank_by)
+        _ranked_performance(ranked, _rp_significance(ranked, opts), out, opts, parts)
     if opts.rp_measure == "train_best" and df["train_accuracy"].isna().any():
         parts.notes.append("Some rows lack train_accuracy; RP ignores them (a curve without "
                            "any uses its last row).")
@@ -628,7 +655,8 @@ def _rp_significance(scores: pd.DataFrame, opts: ReportOptions):
     """``(result, skipped)`` of the test that fits the number of methods, on the RP scores of
     the data sets where every method has one."""
     wide = scores.pivot(index="dataset", columns="method", values="mean").dropna()
-    return stats.significance(wide, True, opts.alpha, opts.q_alpha)
+    return stats.significance(wide, metrics.RANK_BY[opts.rank_by][2], opts.alpha,
+                              opts.q_alpha, opts.posthoc)
 
 
 def _ranked_performance(scores: pd.DataFrame, rp, out: Path, opts: ReportOptions,
@@ -642,9 +670,12 @@ def _ranked_performance(scores: pd.DataFrame, rp, out: Path, opts: ReportOptions
         parts.notes.append("Two methods: Wilcoxon signed-rank test instead of Friedman / "
                            "Nemenyi; no CD diagram.")
     if isinstance(result, stats.RankedComparison):
-        parts.figures.append((f"Critical-difference diagram (RP, α = {opts.alpha:g})",
+        test = ("Wilcoxon–Holm" if result.wilcoxon_holm_p is not None
+                else "critical difference")
+        parts.figures.append((f"Critical-difference diagram (RP by {opts.rank_by}, {test}, "
+                              f"α = {opts.alpha:g})",
                               plots.cd_diagram(result, out / "cd_diagram")))
-    parts.tables += tables.rp_tables(scores, result, opts.rp_measure, skipped)
+    parts.tables += tables.rp_tables(scores, result, opts.rp_measure, skipped, opts.rank_by)
 
 
 def _machine(exp: Experiment) -> str | None:

@@ -44,6 +44,12 @@ and has ``DUR = 1``.  A method that never reaches ``T`` gets ``DUR = NaN`` with
 ``reached = False`` and the lower bound ``n_max / n_reach(baseline)`` (printed ``>>`` like the
 paper).
 
+RP by another measure (``rank_by``).  The same row of each curve (``train_best`` or
+``final``) gives its balanced accuracy, macro F1 (both in percent, higher is better) or
+log-loss (nats, lower is better) instead of its test accuracy; a cell with a curve that lacks
+the value (a task file written before the column existed, a model without probabilities for
+log-loss) has none and leaves the ranking, like an incomplete data set.
+
 RP accuracy (seed 003 §5.1.4).  ``measure="train_best"``: in each curve the iteration with the
 highest ``train_accuracy`` (accuracy on the whole training part with its true labels; among
 equal values the latest iteration), and its ``test_accuracy``; the mean over curves is ranked.
@@ -64,6 +70,13 @@ from ..errors import unknown_name
 CURVE = ["dataset", "method", "repetition", "fold"]
 CELL = ["dataset", "method"]
 RP_MEASURES = ("train_best", "final")
+#: What RP can rank (``rank_by``): name -> (column, scale, higher is better, words).
+RANK_BY = {
+    "accuracy": ("test_accuracy", 100.0, True, "test accuracy (%)"),
+    "balanced_accuracy": ("test_balanced_accuracy", 100.0, True, "balanced accuracy (%)"),
+    "macro_f1": ("test_macro_f1", 100.0, True, "macro F1 (%)"),
+    "log_loss": ("test_log_loss", 1.0, False, "log-loss (nats, lower is better)"),
+}
 #: Accuracy behind AULC and DUR: ``test`` (the held-out rows) or ``train`` (the whole training
 #: part with its true labels, ``train_accuracy``: seed 003's DUR targets are above every test
 #: accuracy it reports on 11 of its 20 data sets, so it must have used this one).
@@ -299,17 +312,25 @@ def rp_rows(df: pd.DataFrame, measure: str = "train_best") -> pd.DataFrame:
     return d.groupby(curve_keys(d), sort=True).tail(1).drop(columns="_t").reset_index(drop=True)
 
 
-def rp_scores(df: pd.DataFrame, measure: str = "train_best", ddof: int = 1) -> pd.DataFrame:
-    """Mean (over curves) test accuracy (%) used by the RP ranking, per (dataset, method).
+def rp_scores(df: pd.DataFrame, measure: str = "train_best", ddof: int = 1,
+              rank_by: str = "accuracy") -> pd.DataFrame:
+    """Mean (over curves) test accuracy (%) used by the RP ranking, per (dataset, method), or
+    the measure ``rank_by`` names (:data:`RANK_BY`) at the same rows.
 
     Returns
     -------
     pandas.DataFrame
         Columns ``dataset, method, mean, std, n, n_labeled`` (``n_labeled``: mean size of the
-        labeled set at the chosen rows).
+        labeled set at the chosen rows); ``mean`` is NaN in a cell where a curve lacks the
+        value.
     """
-    rows = rp_rows(df, measure).assign(_a=lambda d: 100.0 * d["test_accuracy"])
+    if rank_by not in RANK_BY:
+        raise unknown_name("rank-by measure", rank_by, RANK_BY)
+    column, scale = RANK_BY[rank_by][:2]
+    rows = rp_rows(df, measure).assign(_a=lambda d: scale * d[column].astype(float))
     out = _summary(rows, "_a", ddof)
+    curves = rows.groupby(CELL, sort=True).size().to_numpy()
+    out.loc[out["n"].to_numpy() < curves, "mean"] = np.nan
     out["n_labeled"] = rows.groupby(CELL, sort=True)["n_labeled"].mean().to_numpy()
     return out[CELL + ["mean", "std", "n", "n_labeled"]]
 

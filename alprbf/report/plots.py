@@ -186,17 +186,21 @@ def _draw_published(ax, curves: pd.DataFrame, published: pd.DataFrame, style: di
 def cd_diagram(comparison: RankedComparison, stem: Path, formats=PLOT_FORMATS) -> list[Path]:
     """Critical-difference diagram (``scikit_posthocs.critical_difference_diagram``).
 
-    Methods joined by a bar are not significantly different.  With the default ``q_alpha`` the
+    Methods joined by a bar are not significantly different. With the default ``q_alpha`` the
     bars come from the Nemenyi p-values at ``alpha`` (equivalent to the CD rule); with a
     user-supplied ``q_alpha`` they come from the CD rule ``|R_i - R_j| < CD`` so that the
-    diagram agrees with the reported CD.  The CD is drawn as a bar above the axis, starting
-    at the best mean rank.  The figure is drawn and saved at one resolution and saved with a
-    margin, so that the labels outside the axes are never cut.
+    diagram agrees with the reported CD. The CD is drawn as a bar above the axis, starting at
+    the best mean rank. After a Wilcoxon–Holm post-hoc test (``wilcoxon_holm_p``) the bars come
+    from its adjusted p-values at ``alpha`` and no CD is drawn (that test has none). The figure
+    is drawn and saved at one resolution and saved with a margin, so that the labels outside
+    the axes are never cut.
     """
     import scikit_posthocs as sp
 
     c = comparison
-    if c.q_alpha_source == "user":
+    if c.wilcoxon_holm_p is not None:
+        sig = c.wilcoxon_holm_p
+    elif c.q_alpha_source == "user":
         sig = (~c.significant).astype(float)  # p = 1 (not significant) / 0 (significant)
     else:
         sig = c.nemenyi_p
@@ -209,6 +213,10 @@ def cd_diagram(comparison: RankedComparison, stem: Path, formats=PLOT_FORMATS) -
         for line in lines:             # seed, so draw every bar left to right (same pixels)
             x, y = line.get_data()
             line.set_data(sorted(x), y)
+    for artist in ax.texts:
+        artist.set_clip_on(False)
+    if c.wilcoxon_holm_p is not None:
+        return _save(fig, stem, formats)
     # the CD bar, drawn above the tick labels (the library's own bar overlaps them)
     lo = float(c.mean_ranks.min())
     y = 1.8
@@ -219,6 +227,5 @@ def cd_diagram(comparison: RankedComparison, stem: Path, formats=PLOT_FORMATS) -
             va="bottom", fontsize="small")
     bottom, _ = ax.get_ylim()
     ax.set_ylim(bottom, y + 1.0)
-    for artist in ax.texts:
-        artist.set_clip_on(False)
+    ax.texts[-1].set_clip_on(False)
     return _save(fig, stem, formats)

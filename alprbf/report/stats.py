@@ -51,6 +51,15 @@ significantly when their mean ranks differ by at least ``CD = q_alpha sqrt(k (k 
 with ``q_alpha = studentized_range.ppf(1 - alpha, k, inf) / sqrt(2)`` (Demšar's table:
 2.459 for k = 5, alpha = 0.10).  A ``q_alpha`` supplied by the user replaces it.
 
+Wilcoxon–Holm (``posthoc="wilcoxon-holm"``, the alternative to Nemenyi that Benavoli et al.
+2016 recommend, since the Nemenyi outcome for two methods depends on the other methods in the
+comparison).  Every pair of methods gets a two-sided Wilcoxon signed-rank test over the N
+datasets (zero differences split, as above), from ``scikit_posthocs.posthoc_wilcoxon`` with
+``zero_method="zsplit"``; the k (k - 1) / 2 p-values are Holm-adjusted (``p_adjust="holm"``:
+the i-th smallest of m is multiplied by m - i + 1, then made monotone, capped at 1).  A pair
+differs significantly when its adjusted p-value is below alpha.  There is no CD: the
+diagram's bars join the methods that no test separates.
+
 Seed 003 reports CD = 2.516 * sqrt(5 * 6 / (6 * 20)) = 1.258 for k = 5, N = 20, alpha = 0.10.
 Its q = 2.516 is not the Nemenyi value for k = 5 at alpha = 0.10 (2.459, giving CD = 1.230);
 we use the standard value by default and accept ``q_alpha=2.516`` to reproduce the paper.
@@ -151,6 +160,21 @@ def critical_difference(k: int, n_datasets: int, alpha: float = 0.10,
     return float(q * np.sqrt(k * (k + 1) / (6.0 * n_datasets))), q
 
 
+#: Post-hoc tests after the Friedman test (see the module docstring).
+POSTHOCS = ("nemenyi", "wilcoxon-holm")
+
+
+def wilcoxon_holm(scores: pd.DataFrame, higher_is_better: bool = True) -> pd.DataFrame:
+    """Holm-adjusted pairwise Wilcoxon p-values of a complete score matrix (methods x
+    methods, 1 on the diagonal), from ``scikit_posthocs.posthoc_wilcoxon``."""
+    import scikit_posthocs as sp
+
+    v = _values(scores, higher_is_better)
+    p = sp.posthoc_wilcoxon([v[:, j] for j in range(v.shape[1])], zero_method="zsplit",
+                            p_adjust="holm")
+    return pd.DataFrame(p.to_numpy(dtype=float), index=scores.columns, columns=scores.columns)
+
+
 def nemenyi(ranks: pd.DataFrame) -> pd.DataFrame:
     """Pairwise Nemenyi p-values of a rank matrix (:func:`rank_matrix`), from
     ``scikit_posthocs.posthoc_nemenyi_friedman``."""
@@ -218,6 +242,9 @@ class RankedComparison(Ranking):
     cd: float
     nemenyi_p: pd.DataFrame
     significant: pd.DataFrame     # True where |R_i - R_j| >= CD
+    #: Holm-adjusted pairwise Wilcoxon p-values when the post-hoc test asked is
+    #: ``"wilcoxon-holm"`` (None: Nemenyi)
+    wilcoxon_holm_p: pd.DataFrame | None = None
 
     @property
     def reject(self) -> bool:
@@ -264,7 +291,7 @@ def wilcoxon(scores: pd.DataFrame, higher_is_better: bool = True, alpha: float =
 
 
 def compare(scores: pd.DataFrame, higher_is_better: bool = True, alpha: float = 0.10,
-            q_alpha: float | None = None) -> RankedComparison:
+            q_alpha: float | None = None, posthoc: str = "nemenyi") -> RankedComparison:
     """Ranks, wins, Friedman, Iman–Davenport, Nemenyi and CD for a complete score matrix.
 
     Parameters
@@ -278,6 +305,9 @@ def compare(scores: pd.DataFrame, higher_is_better: bool = True, alpha: float = 
         Significance level of the Friedman test and of the critical difference.
     q_alpha : float, optional
         Critical value to use instead of the Nemenyi value.
+    posthoc : {"nemenyi", "wilcoxon-holm"}
+        With ``"wilcoxon-holm"`` the pairwise Wilcoxon-Holm p-values are computed as well
+        (:func:`wilcoxon_holm`).
     """
     _check_size(scores, scores.shape[1] >= 3, "the Friedman test needs 3 or more methods "
                 "(2 methods: the Wilcoxon test)")
@@ -296,11 +326,13 @@ def compare(scores: pd.DataFrame, higher_is_better: bool = True, alpha: float = 
         f_id=f_id, p_f_id=p_f, q_alpha=q,
         q_alpha_source="Nemenyi (studentized range)" if q_alpha is None else "user",
         cd=cd, nemenyi_p=nemenyi(base.ranks), significant=sig,
+        wilcoxon_holm_p=(wilcoxon_holm(scores, higher_is_better) if posthoc == "wilcoxon-holm"
+                         else None),
     )
 
 
 def significance(scores: pd.DataFrame, higher_is_better: bool = True, alpha: float = 0.10,
-                 q_alpha: float | None = None
+                 q_alpha: float | None = None, posthoc: str = "nemenyi"
                  ) -> tuple[Ranking | None, str]:
     """The test that fits a complete score matrix, or None and the reason none does.
 
@@ -317,4 +349,4 @@ def significance(scores: pd.DataFrame, higher_is_better: bool = True, alpha: flo
         return (ranking(scores, higher_is_better, alpha) if n and k else None), why
     if k == 2:
         return wilcoxon(scores, higher_is_better, alpha), ""
-    return compare(scores, higher_is_better, alpha, q_alpha), ""
+    return compare(scores, higher_is_better, alpha, q_alpha, posthoc), ""

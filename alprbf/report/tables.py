@@ -20,6 +20,7 @@ import pandas as pd
 
 from . import stats
 from .io import REFERENCE_METRICS
+from .metrics import RANK_BY
 
 NA = "n/a"
 FORMATS = ("md", "csv", "tex")
@@ -340,7 +341,7 @@ def _summary_rows(complete: pd.DataFrame, f, ranking: stats.Ranking | None = Non
 
 
 def rp_tables(scores: pd.DataFrame, result: stats.Ranking | None, measure: str,
-              skipped: str = "") -> list[Table]:
+              skipped: str = "", rank_by: str = "accuracy") -> list[Table]:
     """RP tables: accuracies with Mean / Rank / Wins rows (seed 003 Table 2), the test that fits
     (Wilcoxon for two methods, Friedman / Iman–Davenport for more) and Nemenyi p-values.
 
@@ -354,6 +355,8 @@ def rp_tables(scores: pd.DataFrame, result: stats.Ranking | None, measure: str,
         were skipped (``skipped`` says why); None without a complete dataset.
     measure : str
         The RP measure used (for the notes).
+    rank_by : str
+        What is ranked (:data:`alprbf.report.metrics.RANK_BY`; for the notes).
     """
     methods = sorted(scores["method"].unique())
     disp = _wide(scores, lambda r: fmt(r["mean"], 2), methods)
@@ -361,9 +364,10 @@ def rp_tables(scores: pd.DataFrame, result: stats.Ranking | None, measure: str,
     complete = wide.dropna()
     disp = pd.concat([disp, _summary_rows(complete, lambda v: fmt(v, 2), result)],
                      ignore_index=True)
-    what = {"train_best": "test accuracy (%) at the iteration with the best training accuracy "
+    value = RANK_BY[rank_by][3]
+    what = {"train_best": f"{value} at the iteration with the best training accuracy "
                           "(seed 003 RP)",
-            "final": "test accuracy (%) at the last iteration"}[measure]
+            "final": f"{value} at the last iteration"}[measure]
     notes = [f"Ranked: {what}, mean over folds x repetitions. Ranks: 1 = best, ties averaged; "
              "wins shared on ties."]
     notes += _dropped_note(wide, complete, "Ranks")
@@ -374,9 +378,22 @@ def rp_tables(scores: pd.DataFrame, result: stats.Ranking | None, measure: str,
         data.loc["Wins"] = result.wins
     data = data.reset_index().rename(columns={"index": "dataset"})
     data.columns.name = None
-    out = [Table("rp", "Ranked performance (RP)", data, disp, notes), _test_table(result,
-                                                                                   skipped)]
-    if isinstance(result, stats.RankedComparison):
+    if rank_by != "accuracy" and not RANK_BY[rank_by][2]:
+        notes.append("Lower is better: rank 1 and the wins go to the lowest value (the Wins "
+                     "row counts them).")
+    title = "Ranked performance (RP)" + ("" if rank_by == "accuracy" else f" by {rank_by}")
+    out = [Table("rp", title, data, disp, notes), _test_table(result, skipped)]
+    if isinstance(result, stats.RankedComparison) and result.wilcoxon_holm_p is not None:
+        p = result.wilcoxon_holm_p.loc[methods, methods]
+        pdisp = p.map(fmt_p).reset_index().rename(columns={"index": "method"})
+        pdisp.columns = ["method", *methods]
+        out.append(Table("wilcoxon_holm", "Wilcoxon–Holm post-hoc p-values",
+                         p.reset_index().rename(columns={"index": "method"}), pdisp,
+                         ["Pairwise two-sided Wilcoxon signed-rank tests over the data sets "
+                          "(scikit-posthocs posthoc_wilcoxon, zero differences split), "
+                          "Holm-adjusted over the pairs; the Nemenyi p-values are not shown "
+                          "(report with --posthoc nemenyi)."]))
+    elif isinstance(result, stats.RankedComparison):
         p = result.nemenyi_p.loc[methods, methods]
         pdisp = p.map(fmt_p).reset_index().rename(columns={"index": "method"})
         pdisp.columns = ["method", *methods]
@@ -482,6 +499,25 @@ def cost_table(cost: pd.DataFrame, notes: list[str] | None = None) -> Table:
                  "(PRBF-split models; seed 001 does not say which count its Table III gives).")
     return Table("cost", "Timing and model size", cost.copy(), pd.DataFrame(cols),
                  [text, *(notes or [])])
+
+
+def failures_table(failures: list[dict], log_dir: str) -> Table:
+    """The tasks whose last attempt failed or timed out (the records of
+    :func:`alprbf.results.read_failures`), one row each, with a link to its traceback
+    (``log_dir``: the results directory relative to the report)."""
+    data = pd.DataFrame(failures)
+    disp = pd.DataFrame({
+        "task": data["task_id"], "dataset": data["dataset"],
+        "method": [f"{m} / {s}" for m, s in zip(data["model"], data["strategy"], strict=True)],
+        "kind": data["kind"],
+        "error": [f"{e}: {m}" for e, m in zip(data["error"], data["message"], strict=True)],
+        "traceback": [NA if not log else f"[log]({log_dir}/{log})" for log in data["log"]],
+    })
+    notes = [f"{len(data)} task(s) did not finish: they raised (kind 'error') or ran past the "
+             "run's --task-timeout ('timeout'). Their cells are incomplete: the other tables "
+             "use the tasks that finished. `alprbf run` with the same config and directory "
+             "retries them."]
+    return Table("failed_tasks", "Failed tasks", data, disp, notes)
 
 
 def health_table(cells: pd.DataFrame, constant_share: float) -> Table:
