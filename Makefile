@@ -21,7 +21,7 @@ ifeq ($(origin ALPRBF_DATA_MIRROR),undefined)
   endif
 endif
 
-.PHONY: help install demo test lint bench html tables table-000 table-001 table-002 table-003 table-004 check-record check-health clean
+.PHONY: help install demo test test-quick lint bench html tables table-000 table-001 table-002 table-003 table-004 check-record check-health clean
 
 help:  ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -43,6 +43,9 @@ demo: install  ## run the quickstart experiment end to end and write its report
 
 test: install  ## run the test suite (on JOBS worker processes, pytest-xdist)
 	$(BIN)/python -m pytest -q -n $(JOBS)
+
+test-quick: install  ## the edit loop: the suite without the tests marked slow
+	$(BIN)/python -m pytest -q -n $(JOBS) -m "not slow"
 
 lint: install  ## static checks: ruff, and the import layers (pyproject.toml [tool.importlinter])
 	$(BIN)/ruff check alprbf tests benchmarks

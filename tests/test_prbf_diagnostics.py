@@ -8,7 +8,7 @@ import pytest
 from sklearn.datasets import load_iris
 
 from alprbf.models import MODELS
-from alprbf.protocol import _json_value
+from alprbf.results import model_state_json
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +24,7 @@ def test_restarts_and_loglik_are_the_kept_run(iris, name):
     assert m.diagnostics() == {}
     m.fit(X, y)
     d = m.diagnostics()
-    json.dumps(d, default=_json_value)
+    json.loads(model_state_json(d))
     assert d["n_init"] == 4 and len(d["restart_logliks"]) == 4
     assert d["restart"] == int(np.argmax(d["restart_logliks"]))
     assert d["loglik"] == pytest.approx(max(d["restart_logliks"]), abs=0)

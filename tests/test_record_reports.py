@@ -19,6 +19,9 @@ from typer.testing import CliRunner
 
 from alprbf.cli import app
 
+#: regenerates every tracked report (minutes): left out of `make test-quick`
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 MAKEFILE = ROOT / "Makefile"
 

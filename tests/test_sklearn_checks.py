@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import warnings
 
+import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from alprbf.models import MODELS
 from alprbf.prbf import SemiSupervisedPRBF
+
+#: about a third of the suite's CPU: left out of `make test-quick`
+pytestmark = pytest.mark.slow
 
 SMALL = {
     "IncrementalPRBFSplit": {"max_components": 3, "covariance_type": "diag"},
