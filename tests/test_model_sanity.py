@@ -20,9 +20,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from sklearn.base import clone
-from sklearn.discriminant_analysis import QuadraticDiscriminantAnalysis
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.linear_model import LogisticRegression
+from sklearn.mixture import GaussianMixture
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
@@ -82,9 +82,9 @@ CASES = [
     Case("constrained_prbf", "constrained_prbf", "prbf",
          {"n_components": 10, "covariance_type": "full", "n_init": 3}),
     Case("prbf_split", "prbf_split", "prbf"),
+    # table_001's smoke-scale search: its full search costs a minute of CPU per fold
     Case("prbf_split_selected", "prbf_split_selected", "prbf",
-         {"max_components": 30, "covariance_types": ["spherical", "diag", "full"],
-          "inner_folds": 9, "cv_seed": 0, "n_init": 5}),
+         {"max_components": 4, "covariance_types": ["diag"], "inner_folds": 3, "n_init": 2}),
     Case("incremental_prbf_split", "incremental_prbf_split", "prbf",
          {"covariance_type": "full", "reg_covar": 1e-3}),
     Case("incremental_prbf_split_selected", "incremental_prbf_split_selected", "prbf",
@@ -101,13 +101,54 @@ CASES = [
     Case("svc", "svc", "sklearn"),
     Case("logistic_regression", "logistic_regression", "sklearn"),
     Case("gaussian_nb", "gaussian_nb", "sklearn"),
-    Case("random_forest", "random_forest", "sklearn"),
+    Case("random_forest", "random_forest", "sklearn", {"n_estimators": 20}),
 ]
 
-#: (case id, data set) -> reason: the cases that fail today (docs/sanity.md, allow-list).
-ALLOWED_FAILURES: dict[tuple[str, str], str] = {}
-#: Cases too slow for the default run (docs/sanity.md, run time).
-SLOW: set[str] = set()
+#: Warm-started learners that grow their network by one step per ``fit`` (the loop refits them
+#: after every query): fitted again on the same labels until a fit leaves their size unchanged,
+#: at most ``MAX_GROWTH_FITS`` times.  One fit is only the first step from the one-node network.
+GROWING = {"active_prbf", "incremental_ssl_prbf"}
+MAX_GROWTH_FITS = 20
+
+_VS_GAUSS = "vs per-class Gaussian"
+_I50_DENSITY = "issue 50: the VI density model (fragmented, stopped early or unconverged)"
+_I51_EM = ("issue 51: seed 002's EM start (k-means on the pooled classes) and 1e-6 covariance "
+           "floor, beaten by its own special case")
+#: (case id, data set) -> reason: the cases that fail today (docs/sanity.md, allow-list), with
+#: the pooled accuracy measured against the reference's.
+ALLOWED_FAILURES: dict[tuple[str, str], str] = {
+    ("kernel_svm-rwm", "wine"): f"{_I50_DENSITY} behind the RWM kernel: 95.5 % vs RBF SVC 97.8 %",
+    ("preclustering", "iris"): ("issue 51: seed 004's scale (sigma0 = 2.2 d in 0..255 units; "
+                                "no shrink with every label, 22 clusters): 92.0 % vs "
+                                "logistic regression 95.3 %"),
+    ("preclustering", "wine"): ("issue 51: seed 004's scale (sigma0 = 2.2 d in 0..255 units; "
+                                "no shrink with every label, 25 clusters): 92.1 % vs "
+                                "logistic regression 97.8 %"),
+    ("prbf", "iris"): f"{_I51_EM} (M = 10, full): 94.0 % {_VS_GAUSS} 97.3 %",
+    ("prbf", "wine"): (f"{_I51_EM} (M = 10, full): 64.6 % {_VS_GAUSS} 99.4 %, two folds "
+                       "predict two classes"),
+    ("constrained_prbf", "wine"): (f"{_I51_EM} (M = 10, full): 64.6 % {_VS_GAUSS} 99.4 %, "
+                                   "two folds predict two classes"),
+    ("constrained_prbf", "seeds"): f"{_I51_EM} (M = 10, full): 89.5 % {_VS_GAUSS} 94.8 %",
+    ("ssl_prbf", "wine"): f"{_I51_EM} (defaults: M = 5, full): 92.1 % {_VS_GAUSS} 99.4 %",
+    ("ssl_prbf", "seeds"): f"{_I51_EM} (defaults: M = 5, full): 89.5 % {_VS_GAUSS} 94.8 %",
+    ("incremental_prbf_split", "wine"): ("issue 51: seed 000's incremental PRBF-split "
+                                         "(full, floor 1e-3; cause not isolated): 91.0 % "
+                                         f"{_VS_GAUSS} 99.4 %"),
+    ("incremental_prbf_split_selected", "wine"): ("issue 49: seed 001's incremental PRBF-split "
+                                                  "(no fix issue yet; cause not isolated): "
+                                                  f"96.1 % {_VS_GAUSS} 99.4 %"),
+    ("cmm_sha", "iris"): f"{_I50_DENSITY}: 78.7 % {_VS_GAUSS} 97.3 %",
+    ("cmm_sha", "wine"): f"{_I50_DENSITY}: 88.2 % {_VS_GAUSS} 99.4 %",
+    ("cmm_sha", "seeds"): f"{_I50_DENSITY}: 89.5 % {_VS_GAUSS} 94.8 %",
+    ("cmm_sep", "wine"): (f"{_I50_DENSITY}: 71.3 % {_VS_GAUSS} 99.4 %, two folds predict "
+                          "one class"),
+}
+#: Cases too slow for the default run (docs/sanity.md, run time; CI runs them): the density
+#: models of the RWM/GMM kernels and CMM, LAP's search, the line searches over inner folds,
+#: and the table-003 curves ("curve").
+SLOW: set[str] = {"kernel_svm-rwm", "kernel_svm-gmm", "kernel_svm-lap", "tuned_svc",
+                  "incremental_prbf_split_selected", "cmm_sha", "cmm_sep", "curve"}
 
 MIRRORED = {"seeds"}
 DATASET_NAMES = ("iris", "wine", "seeds")
@@ -154,10 +195,28 @@ def tuned_rbf_svc(fold: int) -> GridSearchCV:
                                             "gamma": list(DEFAULT_GRID)}, cv=inner)
 
 
+class PerClassGaussian(ClassifierMixin, BaseEstimator):
+    """One full-covariance Gaussian per class (sklearn's ``GaussianMixture`` with one component,
+    its default covariance floor 1e-6) and the class shares as priors: QDA, which sklearn's
+    ``QuadraticDiscriminantAnalysis`` refuses on seeds (a class covariance it deems
+    rank-deficient: compactness is a function of area and perimeter)."""
+
+    def fit(self, X, y):
+        self.classes_ = np.unique(y)
+        self.gaussians_ = [GaussianMixture(1, covariance_type="full").fit(X[y == k])
+                           for k in self.classes_]
+        self.log_prior_ = np.log(np.bincount(y)[self.classes_] / len(y))
+        return self
+
+    def predict(self, X):
+        joint = np.column_stack([g.score_samples(X) for g in self.gaussians_]) + self.log_prior_
+        return self.classes_[np.argmax(joint, axis=1)]
+
+
 REFERENCES = {
     "svm": tuned_rbf_svc,
     "label": lambda fold: LogisticRegression(C=1.0, max_iter=1000),
-    "prbf": lambda fold: QuadraticDiscriminantAnalysis(),
+    "prbf": lambda fold: PerClassGaussian(),
 }
 
 
@@ -172,7 +231,14 @@ def reference_predictions(family: str, name: str) -> np.ndarray:
 
 def fitted_learner(case: Case, Xtr: np.ndarray, ytr: np.ndarray, fold: int, K: int):
     learner = MODELS[case.model](n_classes=K, random_state=SEED + fold, **case.params)
-    return learner.fit(Xtr, ytr.astype(np.float64))
+    y = ytr.astype(np.float64)
+    learner.fit(Xtr, y)
+    if case.model in GROWING:
+        for _ in range(MAX_GROWTH_FITS - 1):
+            size = learner.model_size()
+            if learner.fit(Xtr, y).model_size() == size:
+                break
+    return learner
 
 
 def wrapped_estimator(learner, fold: int):
@@ -200,7 +266,7 @@ def _case_params():
 def test_every_model_has_a_case():
     assert {c.model for c in CASES} == set(MODELS)
     assert len({c.id for c in CASES}) == len(CASES)
-    assert {k[0] for k in ALLOWED_FAILURES} | SLOW <= {c.id for c in CASES}
+    assert {k[0] for k in ALLOWED_FAILURES} | (SLOW - {"curve"}) <= {c.id for c in CASES}
 
 
 @pytest.mark.parametrize(("case", "name"), list(_case_params()))
@@ -231,7 +297,12 @@ def test_model_with_every_label_matches_its_reference(case: Case, name: str):
 CURVE_FOLDS = (0, 1)
 CURVE_DATASETS = ("two_moons", "concentric")
 #: (data set, fold) -> reason: curve cases that fail today (docs/sanity.md, allow-list).
-ALLOWED_CURVE_FAILURES: dict[tuple[str, int], str] = {}
+ALLOWED_CURVE_FAILURES: dict[tuple[str, int], str] = {
+    ("two_moons", 0): ("issue 50: seed 003's RBF-US (tuning on the initial set, five queries "
+                       "per round): 80.6 % at 200 labels, a one-class predictor at 58-108"),
+    ("two_moons", 1): ("issue 50: seed 003's RBF-US (tuning on the initial set, five queries "
+                       "per round): 86.3 % at 200 labels"),
+}
 
 
 @functools.cache
