@@ -34,7 +34,8 @@ def test_table_002_pairs_start_from_the_same_network():
     cfg = load_config(ROOT / "configs" / "table_002.yaml", "full")
     by_pair = defaultdict(dict)
     for t in plan(cfg):
-        by_pair[(t.dataset.label, t.fold, t.model.seed_key)][t.model.name] = t
+        start = t.model.params.get("init_params", "kmeans")
+        by_pair[(t.dataset.label, t.fold, t.model.seed_key, start)][t.model.name] = t
     assert by_pair and all(set(p) >= {"prbf", "constrained_prbf"} for p in by_pair.values())
     X, y = make_classification(120, 5, n_informative=4, n_redundant=0, n_classes=3,
                                random_state=0)
@@ -43,7 +44,7 @@ def test_table_002_pairs_start_from_the_same_network():
                   for name, t in pair.items()}
         assert len(set(states.values())) == 1, key
     # the same random_state gives the same initial k-means network (max_iter = 0: the start)
-    pair = by_pair[("satimage", 0, "M12")]
+    pair = by_pair[("satimage", 0, "M12", "kmeans")]
     starts = []
     for name in ("prbf", "constrained_prbf"):
         t = pair[name]
