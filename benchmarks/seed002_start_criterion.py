@@ -9,6 +9,10 @@ priors ``N_k / N`` -- the network with one kernel per class, which every M >= K 
 contains.  A fit is *beaten* when QDA has the higher log-likelihood or the lower training error.
 Only training rows are used; test errors are printed beside, not used.
 
+Then the paired comparison the config's ``seed_key`` makes possible: per data set, M and start,
+the test error of the constrained and the plain PRBF and their per-fold difference (both
+started from the same draws on each fold), mean and standard error over the folds.
+
 Usage (needs the data set mirror)::
 
     ALPRBF_DATA_MIRROR=... python benchmarks/seed002_start_criterion.py \
@@ -87,6 +91,23 @@ def main() -> None:
     print(df.groupby("start").agg(tasks=("beaten", "size"), beaten=("beaten", "sum"),
                                   beaten_ll=("beaten_ll", "sum"),
                                   beaten_err=("beaten_err", "sum")).to_string())
+    print()
+    print(paired_differences(df).round(2).to_string())
+
+
+def paired_differences(df: pd.DataFrame) -> pd.DataFrame:
+    """Constrained minus plain test error (in %) per fold, by data set, M and start."""
+    df = df.assign(M=df.model.str.extract(r"_M(\d+)")[0].astype(int),
+                   kind=np.where(df.model.str.startswith("constrained"), "constrained", "plain"))
+    wide = df.pivot_table(index=["dataset", "M", "start", "fold"], columns="kind",
+                          values="test_error").dropna() * 100
+    wide["diff"] = wide["constrained"] - wide["plain"]
+    g = wide.groupby(level=["dataset", "M", "start"])
+    return pd.DataFrame({"constrained": g["constrained"].mean(), "plain": g["plain"].mean(),
+                         "diff": g["diff"].mean(),
+                         "diff_se": g["diff"].std(ddof=1) / np.sqrt(g["diff"].count()),
+                         "folds_constrained_better": g["diff"].apply(lambda d: int((d < 0).sum())),
+                         "folds": g["diff"].count()})
 
 
 if __name__ == "__main__":
