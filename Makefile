@@ -91,6 +91,7 @@ RECORD_CHECKS := \
   configs/table_001.yaml|results/table-001-full/table_001|--only 'iris__incremental_prbf_split__*' \
     --only 'wine__incremental_prbf_split__*' --only 'new-thyroid__incremental_prbf_split__*'; \
   configs/table_002.yaml|results/table-002-full/table_002|--only 'pima__*'; \
+  configs/table_002_floor.yaml|results/table-002-full/table_002_floor|--only 'pima__*_floor1e-8__*'; \
   configs/table_004.yaml|results/table-004-full/table_004|--only 'mnist-n1250-3__*'; \
   configs/table_003.yaml|results/table-003-full/table_003|--only 'iris__*' --only 'wine__*'; \
   configs/table_000.yaml|results/table-000-full/table_000|--only 'segmentation__active_prbf_literal__posterior_ratio__r0__f0'; \

@@ -49,6 +49,20 @@ class Component:
 
 
 @dataclass(frozen=True, eq=False)
+class ModelSpec(Component):
+    """A model of the grid.
+
+    ``seed_key`` (empty: the label) names the model in the derivation of its task's model seed
+    and strategy stream (:func:`alprbf.protocol.task_seeds`).  Models that are compared paired
+    (e.g. seed 002's constrained and plain PRBF at one M) give the same key, so on every task
+    both start from the same random draws (the same initial network) and their difference is
+    the method's, not the draw's; without a key each model's draws follow its own label.
+    """
+
+    seed_key: str = ""
+
+
+@dataclass(frozen=True, eq=False)
 class StrategySpec(Component):
     """A strategy of the grid; ``batch_size`` > 0 overrides the protocol's for its tasks
     (seed 003's MNIST runs US one query at a time and 4DS five at a time).
@@ -360,7 +374,7 @@ _LATER_FIELDS = (
     ("protocol.initial", "size_per_class", 0),
     ("datasets[]", "one_vs_rest", None), ("datasets[]", "rows", 0), ("datasets[]", "protocol", {}),
     ("strategies[]", "batch_size", 0), ("datasets[].preprocessing", "pca_whiten", False),
-    ("strategies[]", "select", {}),
+    ("strategies[]", "select", {}), ("models[]", "seed_key", ""),
 )
 
 
@@ -372,6 +386,8 @@ def _drop_later_defaults(d: dict[str, Any]) -> None:
             targets = [x["preprocessing"] for x in d["datasets"]]
         elif path == "strategies[]":
             targets = [pair[1] for pair in d["methods"]]
+        elif path == "models[]":
+            targets = [pair[0] for pair in d["methods"]]
         else:
             target = d
             for part in path.split("."):
@@ -441,7 +457,7 @@ def _as_list(value: Any) -> list:
 def _component(raw: Any, kind: str, registry: Registry, where: str,
                skip: tuple[str, ...]) -> tuple[str, dict, str, dict]:
     extra_keys = {"dataset": ("preprocessing", "one_vs_rest", "rows", "protocol"),
-                  "strategy": ("batch_size", "select")}.get(kind, ())
+                  "strategy": ("batch_size", "select"), "model": ("seed_key",)}.get(kind, ())
     if isinstance(raw, str):
         raw = {"name": raw}
     _check_keys(raw, ("name", "params", "label", *extra_keys), where)
@@ -640,6 +656,11 @@ def _parse_list(raw: Any, kind: str, registry: Registry, where: str,
             select = _parse_select(extra.get("select"), n, p, f"{w}.select")
             out.append(StrategySpec(name=n, params=p, label=lab, batch_size=batch,
                                     select=select))
+        elif kind == "model":
+            key = extra.get("seed_key", "")
+            if not isinstance(key, str) or ("seed_key" in extra and not key):
+                raise _fail(f"{w}.seed_key", f"expected a non-empty string, got {key!r}")
+            out.append(ModelSpec(name=n, params=p, label=lab, seed_key=key))
         else:
             out.append(Component(name=n, params=p, label=lab))
     return out

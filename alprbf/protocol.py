@@ -373,14 +373,22 @@ def model_params(model: Component, categorical: np.ndarray) -> dict[str, object]
     return params
 
 
+def model_seed_key(task: Task) -> str:
+    """The model's name in every seed derivation: its ``seed_key``
+    (:class:`~alprbf.config.ModelSpec`) if it has one, else its label."""
+    return getattr(task.model, "seed_key", "") or task.model.label
+
+
 def task_seeds(task: Task, protocol: Protocol) -> dict[str, object]:
     """Every seed a task uses, derived from the config seed and the task's identity.
 
     Folds depend on (dataset, repetition); the initial labeled set on (dataset, repetition,
-    fold); the model and strategy streams on the whole identity.
+    fold); the model and strategy streams on the whole identity, where the model is named by
+    its ``seed_key`` if it has one (:class:`~alprbf.config.ModelSpec`: models compared paired
+    share their draws), else by its label.
     """
     root, dl = protocol.seed, task.dataset.label
-    method = derive_seed(root, "method", dl, task.model.label, task.strategy.label,
+    method = derive_seed(root, "method", dl, model_seed_key(task), task.strategy.label,
                          task.repetition, task.fold)
     model_seq, strategy_seq = method.spawn(2)
     return {
@@ -561,7 +569,7 @@ def select_strategy_param(task: Task, protocol: Protocol, X_train: np.ndarray,
     """
     spec = task.strategy.select
     root, dl = protocol.seed, task.dataset.label
-    base = derive_seed(root, "select", dl, task.model.label, task.strategy.label,
+    base = derive_seed(root, "select", dl, model_seed_key(task), task.strategy.label,
                        task.repetition, task.fold)
     counts = np.bincount(y_train, minlength=n_classes)
     n_splits = min(spec["folds"], int(counts[counts > 0].min()))
@@ -573,7 +581,7 @@ def select_strategy_param(task: Task, protocol: Protocol, X_train: np.ndarray,
     queries = protocol.queries(len(y_train), n_classes)
     curves: dict[str, list] = {str(v): [] for v in spec["values"]}
     for k, (tr, va) in enumerate(inner):
-        seq = derive_seed(root, "select", dl, task.model.label, task.strategy.label,
+        seq = derive_seed(root, "select", dl, model_seed_key(task), task.strategy.label,
                           task.repetition, task.fold, k)
         init_seq, strategy_seq = seq.spawn(2)
         X, y = X_train[tr], y_train[tr]

@@ -73,6 +73,8 @@ def test_task_and_cell_health():
     assert (cell["tasks"], cell["degenerate"], cell["final_constant"],
             cell["mostly_constant"]) == (3, 2, 1, 1)
     assert cell["flat"] == 1            # task b: 0.5 -> 0.5
+    one = _task([[0, 1]], [1.0], [0.5], [1.0], pool_classes=[2], task_id="d")
+    assert health.cell_health(health.task_health(one))["flat"].iat[0] == 0   # no curve
 
 
 def test_grid_edge_read_from_the_last_model_state():

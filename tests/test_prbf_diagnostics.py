@@ -50,3 +50,25 @@ def test_reading_diagnostics_changes_no_prediction(iris):
     b.fit(X, y)
     a.diagnostics()
     np.testing.assert_array_equal(a.predict_log_proba(X), b.predict_log_proba(X))
+
+
+def test_class_log_density_adds_up_to_the_em_likelihood(iris):
+    """Supervised EM maximises sum_i log p(y_i) + log p(x_i|y_i) (001 eq 6): the class
+    densities' log-likelihood plus the log priors is the fit's own loglik_."""
+    from alprbf.prbf import PRBF
+    X, y = iris
+    est = PRBF(n_components=5, random_state=0).fit(X, y)
+    ll = est.class_log_density(X, y)
+    total = ll.sum() + np.log(est.params_.class_priors)[y.astype(int)].sum()
+    assert total == pytest.approx(est.loglik_, rel=1e-12)
+
+
+def test_one_kernel_density_is_the_gaussian(iris):
+    from scipy.stats import multivariate_normal
+
+    X, y = iris
+    m = MODELS["prbf"](n_classes=3, random_state=0, n_components=1, reg_covar=1e-3)
+    m.fit(X, y)
+    cov = np.cov(X.T, bias=True) + 1e-3 * np.eye(X.shape[1])
+    ref = multivariate_normal(X.mean(0), cov).logpdf(X).mean()
+    assert m.diagnostics()["train_loglik"] == pytest.approx(ref, rel=1e-10)

@@ -21,6 +21,8 @@ Warm-started learners are in :mod:`alprbf.models.active_prbf`.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..prbf import (
     PRBF,
     ConstrainedPRBF,
@@ -41,6 +43,20 @@ class PRBFLearner(EstimatorLearner):
     """
 
     estimator_class: type[PRBFClassifierBase]
+    train_loglik_: float | None = None
+
+    def fit(self, X, y):
+        """Fit as :class:`~alprbf.models.base.EstimatorLearner`, then note the mean
+        ``log p(x|y)`` of the labeled rows under the fitted class densities (for
+        :meth:`diagnostics`; it does not change the fit)."""
+        super().fit(X, y)
+        self.train_loglik_ = None
+        if self.estimator_ is not None:
+            y = np.asarray(y, dtype=np.float64)
+            rows = ~np.isnan(y)
+            self.train_loglik_ = float(np.mean(
+                self.estimator_.class_log_density(np.asarray(X)[rows], y[rows].astype(int))))
+        return self
 
     def model_size(self):
         if getattr(self, "estimator_", None) is None:
@@ -49,10 +65,16 @@ class PRBFLearner(EstimatorLearner):
 
     def diagnostics(self):
         """The estimator's :meth:`~alprbf.prbf.PRBFClassifierBase.fit_diagnostics` (nodes,
-        EM iterations and convergence, restarts, final log-likelihood); ``{}`` before the
-        first labeled fit."""
+        EM iterations and convergence, restarts, final log-likelihood) and ``train_loglik``,
+        the mean ``log p(x|y)`` of the labeled rows under the class densities that predict
+        (:meth:`~alprbf.prbf.PRBFClassifierBase.class_log_density`); ``{}`` before the first
+        labeled fit."""
         est = getattr(self, "estimator_", None)
-        return {} if est is None else est.fit_diagnostics()
+        if est is None:
+            return {}
+        ll = self.train_loglik_
+        return {**est.fit_diagnostics(),
+                "train_loglik": ll if ll is not None and np.isfinite(ll) else None}
 
     def presplit_size(self) -> int | None:
         """Components of the network before the final split (equal to ``model_size()`` for

@@ -13,7 +13,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..labels import encode_labels
-from ._predict import predict_log_proba
+from ._estep import safe_log
+from ._predict import predict_log_joint, predict_log_proba
 
 
 class PRBFClassifierBase(ClassifierMixin, BaseEstimator):
@@ -111,6 +112,18 @@ class PRBFClassifierBase(ClassifierMixin, BaseEstimator):
         if loglik is not None:
             out["loglik"] = float(loglik)
         return out
+
+    def class_log_density(self, X, y, n_components=None):
+        """``log p(x_i|y_i)`` of every row under the class densities the network predicts
+        with (001 eq 2; for the constrained network 002 eq 1), shape (n,).  ``y`` holds class
+        labels of ``classes_``; the mean over the training rows is the training likelihood
+        that the health checks compare with the network's special cases (e.g. QDA)."""
+        check_is_fitted(self, "params_")
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        params = self._params_for(n_components)
+        codes = np.searchsorted(self.classes_, np.asarray(y))
+        joint = predict_log_joint(X, params)[np.arange(len(codes)), codes]
+        return joint - safe_log(params.class_priors)[codes]
 
     def predict_log_proba(self, X, n_components=None):
         """Log class posteriors ``log p(k|x)`` (001 eq 1), shape (n, n_classes).

@@ -31,7 +31,7 @@ from ._params import PRBFParams
 DEAD_MASS = 1e-10
 """A component whose summed responsibility is below this keeps its previous mean/covariance."""
 
-INIT_METHODS = ("kmeans", "random_from_data")
+INIT_METHODS = ("kmeans", "random_from_data", "kmeans_per_class")
 
 
 # --------------------------------------------------------------------------------------------
@@ -214,17 +214,22 @@ def initialize_params(data: PRBFData, n_components: int, *, reg_covar: float = 1
     n_components : int
         ``M``; must not exceed the number of rows.
     reg_covar : float
-    init_params : {"kmeans", "random_from_data"}
-        "kmeans": sklearn ``KMeans(n_init=1)`` centres; "random_from_data": ``M`` distinct rows.
+    init_params : {"kmeans", "random_from_data", "kmeans_per_class"}
+        "kmeans": sklearn ``KMeans(n_init=1)`` centres of all rows pooled; "random_from_data":
+        ``M`` distinct rows; "kmeans_per_class": :func:`per_class_kmeans` (k-means within
+        each class's labeled rows, ``M`` shared out equally among the classes).
     random_state : int, Generator or None
-        Seed of every draw (KMeans receives an integer drawn from it).
+        Seed of every draw (KMeans receives an integer drawn from it, one per class for
+        "kmeans_per_class").
 
     Returns
     -------
     PRBFParams
-        Means as chosen; covariances = moments of the rows nearest to each mean (a component
-        with fewer than two rows gets the global covariance); ``pi_jk = 1/M`` (uniform, so that
-        no ``pi_jk`` starts at the absorbing value 0); ``p(k) = N_k / N_labeled``.
+        Means as chosen; covariances = moments of the rows assigned to each mean (their
+        cluster; for "random_from_data", and for unlabeled rows under "kmeans_per_class", the
+        nearest mean; a component with fewer than two rows gets the global covariance);
+        ``pi_jk = 1/M`` (uniform, so that no ``pi_jk`` starts at the absorbing value 0, for
+        every start alike); ``p(k) = N_k / N_labeled``.
     """
     if init_params not in INIT_METHODS:
         raise ValueError(f"init_params must be one of {', '.join(INIT_METHODS)}; "
@@ -246,11 +251,11 @@ def initialize_params(data: PRBFData, n_components: int, *, reg_covar: float = 1
             km = KMeans(n_clusters=M, n_init=1, random_state=seed).fit(X)
         means = km.cluster_centers_.astype(np.float64)
         labels = km.labels_
+    elif init_params == "kmeans_per_class":
+        means, labels = per_class_kmeans(data, M, rng)
     else:
         means = X[rng.choice(n, size=M, replace=False)].astype(np.float64)
-        d2 = (np.sum(X * X, axis=1)[:, None] - 2.0 * X @ means.T
-              + np.sum(means * means, axis=1)[None])
-        labels = np.argmin(d2, axis=1)
+        labels = _nearest(X, means)
     resp = np.zeros((n, M))
     resp[np.arange(n), labels] = 1.0
     _, _, covs = estimate_gaussian_parameters(None, resp, reg_covar, ct, features=data.features)
@@ -267,6 +272,67 @@ def initialize_params(data: PRBFData, n_components: int, *, reg_covar: float = 1
     return PRBFParams(means, covs, prec, weights, priors, ct)
 
 
+def _nearest(X: np.ndarray, means: np.ndarray) -> np.ndarray:
+    """Index of the nearest mean (squared Euclidean distance) of every row of ``X``."""
+    d2 = (np.sum(X * X, axis=1)[:, None] - 2.0 * X @ means.T
+          + np.sum(means * means, axis=1)[None])
+    return np.argmin(d2, axis=1)
+
+
+def components_per_class(class_counts: np.ndarray, n_components: int) -> np.ndarray:
+    """``M`` shared out among the classes for :func:`per_class_kmeans`: one at a time, round
+    robin over the classes in order of decreasing size (ties: lower code first), skipping a
+    class once it has as many components as rows; so ``M // K`` each and the remainder to the
+    larger classes when every class has enough rows."""
+    counts = np.asarray(class_counts, dtype=np.int64)
+    if n_components > counts.sum():
+        raise ValueError(f"kmeans_per_class needs at least n_components={n_components} "
+                         f"labeled rows; got {int(counts.sum())}")
+    order = np.argsort(-counts, kind="stable")
+    share = np.zeros(len(counts), dtype=np.int64)
+    left = int(n_components)
+    while left:
+        for k in order:
+            if left and share[k] < counts[k]:
+                share[k] += 1
+                left -= 1
+    return share
+
+
+def per_class_kmeans(data: PRBFData, n_components: int, rng: np.random.Generator
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """The within-class start: k-means (sklearn ``KMeans(n_init=1)``) on each class's labeled
+    rows, with :func:`components_per_class` centres for class ``k`` (seeded by one integer per
+    class drawn from ``rng`` in class order).
+
+    Returns
+    -------
+    means : ndarray (M, d)
+        The classes' centres, class 0's first.
+    labels : ndarray (n,)
+        Component of every row: a labeled row's own cluster, an unlabeled row's nearest mean.
+    """
+    X = data.X
+    share = components_per_class(data.class_counts, n_components)
+    means, labels, start = [], np.empty(X.shape[0], dtype=np.int64), 0
+    for k, m in enumerate(share):
+        if m == 0:
+            continue
+        rows = data.labeled[data.codes == k]
+        seed = int(rng.integers(2**31 - 1))
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="Number of distinct clusters",
+                                    category=ConvergenceWarning)
+            km = KMeans(n_clusters=int(m), n_init=1, random_state=seed).fit(X[rows])
+        means.append(km.cluster_centers_.astype(np.float64))
+        labels[rows] = km.labels_ + start
+        start += int(m)
+    centres = np.concatenate(means)
+    if len(data.unlabeled):
+        labels[data.unlabeled] = _nearest(X[data.unlabeled], centres)
+    return centres, labels
+
+
 def fit_em(data: PRBFData, n_components: int, *, tol: float = 1e-4, max_iter: int = 200,
            reg_covar: float = 1e-6, n_init: int = 1, init_params: str = "kmeans",
            random_state: int | np.random.Generator | None = None,
@@ -281,7 +347,7 @@ def fit_em(data: PRBFData, n_components: int, *, tol: float = 1e-4, max_iter: in
         See :func:`run_em` / :func:`m_step`.
     n_init : int
         Number of restarts (001 §IV uses the best of 5 for PRBFsplit).
-    init_params : {"kmeans", "random_from_data"}
+    init_params : {"kmeans", "random_from_data", "kmeans_per_class"}
     random_state : int, Generator or None
         One generator drives all restarts (deterministic for an integer seed).
 

@@ -171,7 +171,8 @@ class ConstrainedPRBF(PRBFClassifierBase):
     max_iter : int, default=200
     n_init : int, default=1
         Restarts; the one with the largest objective (eq 6) is kept.
-    init_params : {"kmeans", "random_from_data"}, default="kmeans"
+    init_params : {"kmeans", "random_from_data", "kmeans_per_class"}, default="kmeans"
+        See :func:`alprbf.prbf._em.initialize_params`.
     r_init : {"uniform", "proportional"}, default="uniform"
         Starting sharing parameters: ``1/K``, or eq 14 at the initial ``pi``.
     update_r : bool, default=True

@@ -79,7 +79,9 @@ _PARAMS_DOC = """
         Maximum EM iterations per initialisation.
     n_init : int, default={n_init}
         Number of initialisations; the run with the largest likelihood is kept.
-    init_params : {{"kmeans", "random_from_data"}}, default="kmeans"
+    init_params : {{"kmeans", "random_from_data", "kmeans_per_class"}}, default="kmeans"
+        The start of every restart (pooled k-means, random rows, or k-means within each
+        class, see :func:`alprbf.prbf._em.initialize_params`).
     classes : array-like or None, default=None
         Every class of the task (sorted); a class without labeled rows gets prior 0.  None:
         the distinct labels of ``y``.

@@ -413,7 +413,7 @@ class SelectedPRBFSplit(_SelectedBase):
     inner_folds : int, default=9
     cv_seed : int, default=0
     n_init : int, default=5
-    init_params : {"kmeans", "random_from_data"}, default="kmeans"
+    init_params : {"kmeans", "random_from_data", "kmeans_per_class"}, default="kmeans"
         How each EM restart starts: k-means (sklearn's GaussianMixture default) or means at
         random rows.  001 restarts EM "with different initializations" without saying how.
     reg_covar, tol, max_iter, split_min_mass

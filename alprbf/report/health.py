@@ -16,7 +16,8 @@ cell (data set x method):
 * **degenerate task**: constant at its last evaluation, or constant at more than
   :data:`CONSTANT_SHARE` of its evaluations;
 * **flat curve**: the test accuracy gains no more from the first to the last evaluation than
-  the fold noise (the std of the cell's final test accuracies over its tasks);
+  the fold noise (the std of the cell's final test accuracies over its tasks); a task with one
+  evaluation (no queries) has no curve and is never flat;
 * **grid edge**: the model reports (``model_state``, key ``at_grid_edge``) a tuned
   hyper-parameter at an end of its grid at the last evaluation.
 
@@ -126,7 +127,7 @@ def cell_health(tasks: pd.DataFrame) -> pd.DataFrame:
             "final_constant": int(g["final_constant"].sum()),
             "mostly_constant": int((g["constant_share"] > CONSTANT_SHARE).sum()),
             "degenerate": int(g["degenerate"].sum()),
-            "flat": int((gain <= noise).sum()),
+            "flat": int(((gain <= noise) & (g["n_evaluations"] > 1)).sum()),
             "grid_edge": int(edge.astype(bool).sum()) if len(edge) else None,
             "inferred": bool(g["inferred"].any())})
     return pd.DataFrame(rows, columns=["dataset", "method", "tasks", "final_constant",
