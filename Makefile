@@ -41,11 +41,15 @@ demo: install  ## run the quickstart experiment end to end and write its report
 	$(BIN)/alprbf run configs/quickstart.yaml --jobs $(JOBS)
 	$(BIN)/alprbf report results/quickstart --baseline "logistic_regression / random"
 
+# one BLAS thread per test worker, set before any process starts BLAS (tests/conftest.py sets it
+# too late for BLAS itself): without it the mixture fits of the sanity suite cost up to 10x
+TEST_ENV := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
+
 test: install  ## run the test suite (on JOBS worker processes, pytest-xdist)
-	$(BIN)/python -m pytest -q -n $(JOBS)
+	$(TEST_ENV) $(BIN)/python -m pytest -q -n $(JOBS)
 
 test-quick: install  ## the edit loop: the suite without the tests marked slow
-	$(BIN)/python -m pytest -q -n $(JOBS) -m "not slow"
+	$(TEST_ENV) $(BIN)/python -m pytest -q -n $(JOBS) -m "not slow"
 
 lint: install  ## static checks: ruff, and the import layers (pyproject.toml [tool.importlinter])
 	$(BIN)/ruff check alprbf tests benchmarks
