@@ -141,6 +141,10 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
     responsibility_rule : {"plug_in", "variational"}, default="plug_in"
         How the density model's eq 2 weighs the components
         (:class:`~alprbf.kernels.density.DensityOptions`).
+    density : dict or None, default=None
+        Further :class:`~alprbf.kernels.density.DensityOptions` of the pool's density model
+        and of the refinement's VI (e.g. ``max_iter``, ``tol``, the grids,
+        ``initial_components``, ``representativity``); None: the defaults.
     classes : array-like or None, default=None
         Every class of the task (a class without labels gets posterior 0).
     random_state : int or None, default=None
@@ -172,8 +176,8 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
                  gamma_grid=DEFAULT_GRID, gamma_I_grid=LAP_GRID, gamma_A_grid=LAP_GRID,
                  inner_folds=4, retune=False, alpha=1.0, beta=1.0, weight_grid=WEIGHT_GRID,
                  categorical=None, n_components=20, n_neighbors=7, refine=False,
-                 refine_neighbors=5, responsibility_rule="plug_in", classes=None,
-                 random_state=None):
+                 refine_neighbors=5, responsibility_rule="plug_in", density=None,
+                 classes=None, random_state=None):
         self.kernel = kernel
         self.C = C
         self.gamma = gamma
@@ -192,6 +196,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         self.refine = refine
         self.refine_neighbors = refine_neighbors
         self.responsibility_rule = responsibility_rule
+        self.density = density
         self.classes = classes
         self.random_state = random_state
 
@@ -208,6 +213,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         check_int(owner, "refine_neighbors", self.refine_neighbors, 1)
         check_choice(owner, "responsibility_rule", self.responsibility_rule,
                      RESPONSIBILITY_RULES)
+        self._density_options(1)
         for name in ("alpha", "beta"):
             if getattr(self, name) is not None:
                 check_real(owner, name, getattr(self, name), 0.0)
@@ -351,18 +357,35 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         """The pool's model revised with the labels ``codes`` (seed 003 §4.2)."""
         mask = None if self.categorical is None else np.asarray(self.categorical, bool)
         cont = X if mask is None else X[:, ~mask]
-        options = DensityOptions(n_components=min(self.n_components, X.shape[0]),
-                                 responsibility_rule=self.responsibility_rule)
+        options = self._density_options(X.shape[0])
         return refine_density(self.density_, X, codes, len(self.classes_),
                               n_neighbors=self.refine_neighbors, options=options,
                               covariance_prior=covariance_of(cont),
                               random_state=self.random_state).density
 
+    def _density_options(self, n_rows: int) -> DensityOptions:
+        """The density model's options for ``n_rows`` rows (``ValueError`` naming a bad
+        ``density`` entry)."""
+        extra = dict(self.density or {})
+        bad = sorted(set(extra) - set(DensityOptions.__dataclass_fields__)
+                     - {"n_components", "responsibility_rule"}) or \
+            sorted({"n_components", "responsibility_rule"} & set(extra))
+        if bad:
+            valid = sorted(set(DensityOptions.__dataclass_fields__)
+                           - {"n_components", "responsibility_rule"})
+            raise ValueError(f"{type(self).__name__}: invalid density option {bad[0]!r}; "
+                             f"valid: {', '.join(valid)}")
+        for key in ("weight_concentration_priors", "covariance_prior_scales",
+                    "initial_components"):
+            if key in extra:
+                extra[key] = tuple(extra[key])
+        return DensityOptions(n_components=min(self.n_components, n_rows),
+                              responsibility_rule=self.responsibility_rule, **extra)
+
     def _pool_density(self, X):
         cont = np.ones(X.shape[1], bool) if self.categorical is None else \
             ~np.asarray(self.categorical, bool)
-        options = DensityOptions(n_components=min(self.n_components, X.shape[0]),
-                                 responsibility_rule=self.responsibility_rule)
+        options = self._density_options(X.shape[0])
         return fit_density(X, None if cont.all() else ~cont, options,
                            random_state=self.random_state)
 
