@@ -145,6 +145,18 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         Further :class:`~alprbf.kernels.density.DensityOptions` of the pool's density model
         and of the refinement's VI (e.g. ``max_iter``, ``tol``, the grids,
         ``initial_components``, ``representativity``); None: the defaults.
+    tuning_score : {"validation", "validation_expected"}, default="validation"
+        What a grid point is rated by: the mean inner-CV error on ``L_val`` alone, or (the
+        reading of seed 003 §5.1.1, docs/decisions/0303) that plus the expected error on the
+        unlabeled pool ``U_1``: the mean over ``U_1`` of ``1 - max_k p(k | x)`` under the inner
+        fold's SVM posteriors (:meth:`predict_proba`'s softmax of the decision values),
+        averaged over the inner folds.
+    tie_rule : {"first", "default_closest"}, default="first"
+        Among grid points with equal score: the first in search order (module docstring), or
+        the one closest in log space to ``C = 1``, ``gamma = 1 / n_features`` (LAP: also
+        ``gamma_I = gamma_A``; weights: ``alpha = beta = 1``), then the first.
+    expected_rows : int, default=1000
+        ``U_1`` rows (a random subset when larger) of the expected error.
     classes : array-like or None, default=None
         Every class of the task (a class without labels gets posterior 0).
     random_state : int or None, default=None
@@ -177,6 +189,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
                  inner_folds=4, retune=False, alpha=1.0, beta=1.0, weight_grid=WEIGHT_GRID,
                  categorical=None, n_components=20, n_neighbors=7, refine=False,
                  refine_neighbors=5, responsibility_rule="plug_in", density=None,
+                 tuning_score="validation", tie_rule="first", expected_rows=1000,
                  classes=None, random_state=None):
         self.kernel = kernel
         self.C = C
@@ -197,6 +210,9 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         self.refine_neighbors = refine_neighbors
         self.responsibility_rule = responsibility_rule
         self.density = density
+        self.tuning_score = tuning_score
+        self.tie_rule = tie_rule
+        self.expected_rows = expected_rows
         self.classes = classes
         self.random_state = random_state
 
@@ -210,6 +226,10 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         check_int(owner, "n_components", self.n_components, 1)
         check_int(owner, "n_neighbors", self.n_neighbors, 1)
         check_choice(owner, "refine", self.refine, (False, True))
+        check_choice(owner, "tuning_score", self.tuning_score,
+                     ("validation", "validation_expected"))
+        check_choice(owner, "tie_rule", self.tie_rule, ("first", "default_closest"))
+        check_int(owner, "expected_rows", self.expected_rows, 1)
         check_int(owner, "refine_neighbors", self.refine_neighbors, 1)
         check_choice(owner, "responsibility_rule", self.responsibility_rule,
                      RESPONSIBILITY_RULES)
@@ -431,6 +451,13 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
                      .split(lab, y_lab))
         best, weights, errors = None, None, []
         several = len({p[:2] for p in points}) > 1
+        unlabeled = None
+        if self.tuning_score == "validation_expected":
+            pool = np.flatnonzero(self._codes < 0)
+            if len(pool) > self.expected_rows:
+                pool = np.sort(np.random.default_rng(self.random_state).choice(
+                    pool, self.expected_rows, replace=False))
+            unlabeled = pool if len(pool) else None
         for a, b, g, gi, ga, c in points:
             if several and (a, b) != weights:      # the weights are the outer loop
                 weights = (a, b)                   # one weight pair's deformations at a time
@@ -440,13 +467,31 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
             K = self._gram(lab, lab)
             C = c if c is not None else lapsvm_C(ga, len(lab))
             err = np.mean([_fold_error(K, y_lab, tr, va, C) for tr, va in folds])
+            if unlabeled is not None:
+                G = self._gram(unlabeled, lab)
+                err += np.mean([_fold_expected_error(K, G, y_lab, tr, C) for tr, _ in folds])
             errors.append(float(err))
             if best is None or err < best[-1] - 1e-12:
                 best = (a, b, g, gi, ga, c, err)
+        if self.tie_rule == "default_closest":
+            tied = [p for p, e in zip(points, errors, strict=True) if e <= best[-1] + 1e-12]
+            a, b, g, gi, ga, c = min(tied, key=self._distance_to_default)
+            best = (a, b, g, gi, ga, c, best[-1])
         a, b, g, gi, ga, c, err = best
         self._keep_deformations(lambda key: key == (g, a, b))   # only the chosen one is used
         self._set(a, b, g, gi, ga, c, len(lab), err)
         self.tuning_points_, self.tuning_errors_ = points, np.asarray(errors)
+
+    def _distance_to_default(self, point) -> float:
+        """Squared log10 distance of a grid point to ``C = 1``, ``gamma = 1 / d`` (LAP:
+        ``gamma_I = gamma_A``) and ``alpha = beta = 1`` (the ``default_closest`` tie rule)."""
+        a, b, g, gi, ga, c = point
+        d = np.log10(g * self.n_features_in_) ** 2 + (a - 1.0) ** 2 + (b - 1.0) ** 2
+        if c is not None:
+            d += np.log10(c) ** 2
+        if self.kernel == "lap":
+            d += np.log10(gi / ga) ** 2
+        return float(d)
 
     def _keep_deformations(self, keep) -> None:
         """Drop the LAP deformations whose key ``(gamma, alpha, beta)`` fails ``keep`` (exact:
@@ -620,6 +665,24 @@ def _fold_error(K: np.ndarray, y: np.ndarray, tr: np.ndarray, va: np.ndarray, C:
         return float(np.mean(y[va] != classes[0]))
     predicted = precomputed_svc_predict(K[np.ix_(tr, tr)], codes, K[np.ix_(va, tr)], C)
     return float(np.mean(classes[predicted] != y[va]))
+
+
+def _fold_expected_error(K: np.ndarray, G: np.ndarray, y: np.ndarray, tr: np.ndarray,
+                         C: float) -> float:
+    """Mean over the unlabeled rows of ``1 - max_k p(k | x)`` under the posteriors of an SVC
+    with kernel ``K`` trained on the rows ``tr`` (``G``: unlabeled rows x labeled rows); the
+    posteriors are :meth:`KernelSVC.predict_proba`'s (softmax of the one-vs-rest values,
+    binary: the sigmoid of ``f``); one class in ``tr``: 0 (the model is certain)."""
+    classes, codes = np.unique(y[tr], return_inverse=True)
+    if len(classes) < 2:
+        return 0.0
+    svc = SVC(kernel="precomputed", C=C, decision_function_shape="ovr").fit(
+        K[np.ix_(tr, tr)], codes)
+    f = svc.decision_function(np.ascontiguousarray(G[:, tr]))
+    if f.ndim == 1:
+        f = np.column_stack([-f / 2, f / 2])
+    p = np.exp(log_softmax(f, axis=1))
+    return float(np.mean(1.0 - p.max(axis=1)))
 
 
 def precomputed_svc_predict(K_train: np.ndarray, codes: np.ndarray, K_test: np.ndarray,
