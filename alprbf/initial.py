@@ -9,6 +9,9 @@ starts from the same labels.  Whether the training part can hold the set is chec
 
 from __future__ import annotations
 
+import hashlib
+import json
+
 import numpy as np
 
 from .config import Initial
@@ -107,8 +110,34 @@ def seed_int_from_rng(rng: np.random.Generator) -> int:
     return int(rng.integers(2**31 - 1))
 
 
+_M0_PICKS: dict[str, tuple[np.ndarray, dict]] = {}
+"""Memo of :func:`m0_initial` within a process: every method of a fold draws the same initial
+set from the same rows and seed (:func:`alprbf.protocol.run_task`), and M0's grid search costs
+seconds to minutes, so a worker computes it once per fold.  Keyed by the rows, the size, the
+categorical mask and the generator's state before the call; a hit returns the same picks and
+leaves the generator in the state the call would, so results are bit-identical."""
+_M0_MEMO_SIZE = 64
+
+
 def m0_initial(X: np.ndarray, size: int, rng: np.random.Generator, categorical=None,
                top_fraction: float = 0.1) -> np.ndarray:
+    """Memoised :func:`draw_m0_initial` (see :data:`_M0_PICKS`)."""
+    key = hashlib.sha256(np.ascontiguousarray(X, dtype=np.float64).tobytes()).hexdigest() + \
+        json.dumps([X.shape, size, top_fraction, None if categorical is None else
+                    np.asarray(categorical, bool).tolist(), rng.bit_generator.state],
+                   sort_keys=True, default=str)
+    if key not in _M0_PICKS:
+        picks = draw_m0_initial(X, size, rng, categorical, top_fraction)
+        if len(_M0_PICKS) >= _M0_MEMO_SIZE:
+            _M0_PICKS.pop(next(iter(_M0_PICKS)))
+        _M0_PICKS[key] = (picks, rng.bit_generator.state)
+    picks, state = _M0_PICKS[key]
+    rng.bit_generator.state = state
+    return picks.copy()
+
+
+def draw_m0_initial(X: np.ndarray, size: int, rng: np.random.Generator, categorical=None,
+                    top_fraction: float = 0.1) -> np.ndarray:
     """Algorithm 2 on the density model M0 of seed 003 (the reading of issue 50, part 2).
 
     M0 is :func:`~alprbf.kernels.density.fit_density` with the options of

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from alprbf.config import Initial
-from alprbf.initial import density_initial, initial_labeled, m0_initial
+from alprbf.initial import density_initial, draw_m0_initial, initial_labeled, m0_initial
 from alprbf.protocol import make_folds
 from alprbf.seeding import derive_seed
 
@@ -46,6 +46,11 @@ def test_m0_initial_draws_central_rows_of_every_cluster_from_the_pools_model():
     via_config = initial_labeled(X, np.zeros(len(X), int), Initial("density_m0", 8), 1,
                                  np.random.default_rng(1))
     assert np.array_equal(via_config, np.sort(picks))
+    fresh, memo = np.random.default_rng(7), np.random.default_rng(7)
+    direct = draw_m0_initial(X, 8, fresh)
+    m0_initial(X, 8, np.random.default_rng(7))                  # fills the memo
+    assert np.array_equal(m0_initial(X, 8, memo), direct)       # a hit: same picks ...
+    assert fresh.integers(10**9) == memo.integers(10**9)        # ... and generator state
 
 
 def test_per_class_initial_set():
