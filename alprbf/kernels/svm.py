@@ -148,9 +148,8 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
     tuning_score : {"validation", "validation_expected"}, default="validation"
         What a grid point is rated by: the mean inner-CV error on ``L_val`` alone, or (the
         reading of seed 003 §5.1.1, docs/decisions/0303) that plus the expected error on the
-        unlabeled pool ``U_1``: the mean over ``U_1`` of ``1 - max_k p(k | x)`` under the inner
-        fold's SVM posteriors (:meth:`predict_proba`'s softmax of the decision values),
-        averaged over the inner folds.
+        unlabeled pool ``U_1``: the mean over ``U_1`` of the share of the inner folds' SVMs
+        that disagree with their most frequent prediction (:func:`_expected_error`).
     tie_rule : {"first", "default_closest"}, default="first"
         Among grid points with equal score: the first in search order (module docstring), or
         the one closest in log space to ``C = 1``, ``gamma = 1 / n_features`` (LAP: also
@@ -468,8 +467,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
             C = c if c is not None else lapsvm_C(ga, len(lab))
             err = np.mean([_fold_error(K, y_lab, tr, va, C) for tr, va in folds])
             if unlabeled is not None:
-                G = self._gram(unlabeled, lab)
-                err += np.mean([_fold_expected_error(K, G, y_lab, tr, C) for tr, _ in folds])
+                err += _expected_error(K, self._gram(unlabeled, lab), y_lab, folds, C)
             errors.append(float(err))
             if best is None or err < best[-1] - 1e-12:
                 best = (a, b, g, gi, ga, c, err)
@@ -667,22 +665,22 @@ def _fold_error(K: np.ndarray, y: np.ndarray, tr: np.ndarray, va: np.ndarray, C:
     return float(np.mean(classes[predicted] != y[va]))
 
 
-def _fold_expected_error(K: np.ndarray, G: np.ndarray, y: np.ndarray, tr: np.ndarray,
-                         C: float) -> float:
-    """Mean over the unlabeled rows of ``1 - max_k p(k | x)`` under the posteriors of an SVC
-    with kernel ``K`` trained on the rows ``tr`` (``G``: unlabeled rows x labeled rows); the
-    posteriors are :meth:`KernelSVC.predict_proba`'s (softmax of the one-vs-rest values,
-    binary: the sigmoid of ``f``); one class in ``tr``: 0 (the model is certain)."""
-    classes, codes = np.unique(y[tr], return_inverse=True)
-    if len(classes) < 2:
-        return 0.0
-    svc = SVC(kernel="precomputed", C=C, decision_function_shape="ovr").fit(
-        K[np.ix_(tr, tr)], codes)
-    f = svc.decision_function(np.ascontiguousarray(G[:, tr]))
-    if f.ndim == 1:
-        f = np.column_stack([-f / 2, f / 2])
-    p = np.exp(log_softmax(f, axis=1))
-    return float(np.mean(1.0 - p.max(axis=1)))
+def _expected_error(K: np.ndarray, G: np.ndarray, y: np.ndarray, folds, C: float) -> float:
+    """Expected error on the unlabeled rows (docs/decisions/0303): the inner folds' SVMs
+    (kernel ``K`` on their training rows) predict every unlabeled row (``G``: unlabeled rows x
+    labeled rows); a row's expected error is the share of the folds' predictions that differ
+    from their most frequent class (lowest code among ties), and the result is its mean.  A
+    fold with one class predicts it everywhere."""
+    votes = []
+    for tr, _ in folds:
+        classes, codes = np.unique(y[tr], return_inverse=True)
+        if len(classes) < 2:
+            votes.append(np.full(G.shape[0], classes[0]))
+            continue
+        votes.append(classes[precomputed_svc_predict(K[np.ix_(tr, tr)], codes, G[:, tr], C)])
+    votes = np.asarray(votes)
+    counts = np.stack([np.sum(votes == k, axis=0) for k in np.unique(votes)], axis=1)
+    return float(np.mean(1.0 - counts.max(axis=1) / len(votes)))
 
 
 def precomputed_svc_predict(K_train: np.ndarray, codes: np.ndarray, K_test: np.ndarray,
