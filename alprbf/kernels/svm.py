@@ -148,8 +148,8 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
     tuning_score : {"validation", "validation_expected"}, default="validation"
         What a grid point is rated by: the mean inner-CV error on ``L_val`` alone, or (the
         reading of seed 003 §5.1.1, docs/decisions/0303) that plus the expected error on the
-        unlabeled pool ``U_1``: the mean over ``U_1`` of the share of the inner folds' SVMs
-        that disagree with their most frequent prediction (:func:`_expected_error`).
+        unlabeled pool ``U_1``: the total-variation distance between the class shares of
+        ``L_1`` and those the inner folds' SVMs predict on ``U_1`` (:func:`_expected_error`).
     tie_rule : {"first", "default_closest"}, default="first"
         Among grid points with equal score: the first in search order (module docstring), or
         the one closest in log space to ``C = 1``, ``gamma = 1 / n_features`` (LAP: also
@@ -666,21 +666,24 @@ def _fold_error(K: np.ndarray, y: np.ndarray, tr: np.ndarray, va: np.ndarray, C:
 
 
 def _expected_error(K: np.ndarray, G: np.ndarray, y: np.ndarray, folds, C: float) -> float:
-    """Expected error on the unlabeled rows (docs/decisions/0303): the inner folds' SVMs
-    (kernel ``K`` on their training rows) predict every unlabeled row (``G``: unlabeled rows x
-    labeled rows); a row's expected error is the share of the folds' predictions that differ
-    from their most frequent class (lowest code among ties), and the result is its mean.  A
-    fold with one class predicts it everywhere."""
-    votes = []
+    """Expected error on the unlabeled rows (docs/decisions/0303): each inner fold's SVM
+    (kernel ``K`` on its training rows) predicts every unlabeled row (``G``: unlabeled rows x
+    labeled rows); its expected error is the total-variation distance between the class
+    shares of the labeled set ``y`` and the shares it predicts, the least error on those rows
+    that is consistent with the labeled set's class shares; the result is the mean over the
+    folds.  A fold with one class predicts it everywhere."""
+    classes = np.unique(y)
+    prior = np.array([np.mean(y == k) for k in classes])
+    out = []
     for tr, _ in folds:
-        classes, codes = np.unique(y[tr], return_inverse=True)
-        if len(classes) < 2:
-            votes.append(np.full(G.shape[0], classes[0]))
-            continue
-        votes.append(classes[precomputed_svc_predict(K[np.ix_(tr, tr)], codes, G[:, tr], C)])
-    votes = np.asarray(votes)
-    counts = np.stack([np.sum(votes == k, axis=0) for k in np.unique(votes)], axis=1)
-    return float(np.mean(1.0 - counts.max(axis=1) / len(votes)))
+        seen, codes = np.unique(y[tr], return_inverse=True)
+        if len(seen) < 2:
+            predicted = np.full(G.shape[0], seen[0])
+        else:
+            predicted = seen[precomputed_svc_predict(K[np.ix_(tr, tr)], codes, G[:, tr], C)]
+        shares = np.array([np.mean(predicted == k) for k in classes])
+        out.append(0.5 * np.abs(prior - shares).sum())
+    return float(np.mean(out))
 
 
 def precomputed_svc_predict(K_train: np.ndarray, codes: np.ndarray, K_test: np.ndarray,
