@@ -24,7 +24,7 @@ from .models import MODELS
 from .registry import Registry, check_params
 from .strategies import STRATEGIES
 
-INITIAL_METHODS = ("random", "per_class", "density", "all")
+INITIAL_METHODS = ("random", "per_class", "density", "density_m0", "all")
 SCALES = ("smoke", "full")
 TEST_SETS = ("folds", "split", "unlabeled")
 ERROR_DENOMINATORS = ("tested", "training")
@@ -624,7 +624,7 @@ def _parse_protocol(raw: Any, where: str = "protocol") -> Protocol:
         method = _choice(ini.get("method", "random"), INITIAL_METHODS, f"{where}.initial.method")
         size = _int(ini.get("size", 10), f"{where}.initial.size", 0 if method == "all" else 1)
         per_class = _int(ini.get("size_per_class", 0), f"{where}.initial.size_per_class", 0)
-        if per_class and method not in ("random", "density"):
+        if per_class and method not in ("random", "density", "density_m0"):
             raise _fail(f"{where}.initial.size_per_class", "applies to the random and density "
                         f"methods only, not '{method}'")
         kw["initial"] = Initial(method=method, size=size, size_per_class=per_class)

@@ -9,15 +9,25 @@ starts from the same labels.  Whether the training part can hold the set is chec
 
 from __future__ import annotations
 
+import hashlib
+import json
+
 import numpy as np
 
 from .config import Initial
 from .errors import UserError
+from .kernels.density import (
+    SEED003_M0,
+    DensityOptions,
+    fit_density,
+    log_component_densities,
+    responsibilities,
+)
 from .prbf import estimate_log_gaussian_prob
 
 
 def initial_labeled(X: np.ndarray, y: np.ndarray, initial: Initial, n_classes: int,
-                    rng: np.random.Generator) -> np.ndarray:
+                    rng: np.random.Generator, categorical=None) -> np.ndarray:
     """Indices (into ``X``) of the initial labeled set drawn from a fold's training part.
 
     Parameters
@@ -31,6 +41,8 @@ def initial_labeled(X: np.ndarray, y: np.ndarray, initial: Initial, n_classes: i
         enough.
     n_classes : int
     rng : numpy.random.Generator
+    categorical : array-like of bool or None
+        Categorical columns (``density_m0`` only: the density model's multinomials).
 
     Returns
     -------
@@ -48,6 +60,10 @@ def initial_labeled(X: np.ndarray, y: np.ndarray, initial: Initial, n_classes: i
         return np.sort(np.concatenate(picks))
     if initial.method == "density":
         return np.sort(density_initial(X, size, rng))
+    if initial.method == "density_m0":
+        mask = None if categorical is None or not np.any(categorical) else \
+            np.asarray(categorical, bool)
+        return np.sort(m0_initial(X, size, rng, mask))
     raise UserError(f"unknown initial method '{initial.method}'")  # guarded by config parsing
 
 
@@ -92,3 +108,69 @@ def density_initial(X: np.ndarray, size: int, rng: np.random.Generator,
 def seed_int_from_rng(rng: np.random.Generator) -> int:
     """An int seed drawn from ``rng`` (for sklearn's ``random_state``)."""
     return int(rng.integers(2**31 - 1))
+
+
+_M0_PICKS: dict[str, tuple[np.ndarray, dict]] = {}
+"""Memo of :func:`m0_initial` within a process: every method of a fold draws the same initial
+set from the same rows and seed (:func:`alprbf.protocol.run_task`), and M0's grid search costs
+seconds to minutes, so a worker computes it once per fold.  Keyed by the rows, the size, the
+categorical mask and the generator's state before the call; a hit returns the same picks and
+leaves the generator in the state the call would, so results are bit-identical."""
+_M0_MEMO_SIZE = 64
+
+
+def m0_initial(X: np.ndarray, size: int, rng: np.random.Generator, categorical=None,
+               top_fraction: float = 0.1) -> np.ndarray:
+    """Memoised :func:`draw_m0_initial` (see :data:`_M0_PICKS`)."""
+    key = hashlib.sha256(np.ascontiguousarray(X, dtype=np.float64).tobytes()).hexdigest() + \
+        json.dumps([X.shape, size, top_fraction, None if categorical is None else
+                    np.asarray(categorical, bool).tolist(), rng.bit_generator.state],
+                   sort_keys=True, default=str)
+    if key not in _M0_PICKS:
+        picks = draw_m0_initial(X, size, rng, categorical, top_fraction)
+        if len(_M0_PICKS) >= _M0_MEMO_SIZE:
+            _M0_PICKS.pop(next(iter(_M0_PICKS)))
+        _M0_PICKS[key] = (picks, rng.bit_generator.state)
+    picks, state = _M0_PICKS[key]
+    rng.bit_generator.state = state
+    return picks.copy()
+
+
+def draw_m0_initial(X: np.ndarray, size: int, rng: np.random.Generator, categorical=None,
+                    top_fraction: float = 0.1) -> np.ndarray:
+    """Algorithm 2 on the density model M0 of seed 003 (the reading of issue 50, part 2).
+
+    M0 is :func:`~alprbf.kernels.density.fit_density` with the options of
+    :data:`~alprbf.kernels.density.SEED003_M0` (the model class and search of the
+    ``kernel_svm`` methods' ``density`` block of table 003), fitted once per fold with a seed
+    from ``rng``, so that every method starts from the same labels.  Components that carry no
+    data are never drawn: a component is eligible while it is the most responsible component
+    (eq 2) of at least one row not yet chosen (the weight threshold: at least one row of data).
+    Until ``size`` rows are chosen: draw an eligible component ``r`` not visited in the current
+    sweep, rank its own rows (those it is most responsible for) by ``p(x | r)`` and pick a
+    random row from their top ``top_fraction`` (at least one); a sweep ends when every eligible
+    component was visited.
+    """
+    density = fit_density(X, categorical, DensityOptions(**SEED003_M0),
+                          random_state=seed_int_from_rng(rng))
+    members = np.argmax(responsibilities(density, X), axis=1)
+    log_dens = log_component_densities(density, X)
+    chosen: list[int] = []
+    taken = np.zeros(len(X), bool)
+    visited: set[int] = set()
+    while len(chosen) < size:
+        eligible = [j for j in range(density.n_components)
+                    if np.any((members == j) & ~taken)]
+        if not eligible:                       # every row chosen: cannot happen for size < n
+            break
+        if not set(eligible) - visited:
+            visited.clear()
+        r = int(rng.choice([j for j in eligible if j not in visited]))
+        visited.add(r)
+        own = np.flatnonzero((members == r) & ~taken)
+        order = own[np.argsort(-log_dens[own, r], kind="stable")]
+        top = order[: max(1, int(np.ceil(top_fraction * len(order))))]
+        pick = int(rng.choice(top))
+        taken[pick] = True
+        chosen.append(pick)
+    return np.asarray(chosen, dtype=np.int64)

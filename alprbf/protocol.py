@@ -438,7 +438,8 @@ def run_task(task: Task, ds: Dataset, protocol: Protocol,
     queries = protocol.queries(len(train), K)
 
     init_rng = np.random.default_rng(derive_seed(root, "initial", dl, task.repetition, task.fold))
-    labeled = initial_labeled(X_train, y_train, protocol.initial, K, init_rng)
+    labeled = initial_labeled(X_train, y_train, protocol.initial, K, init_rng,
+                              transform.categorical)
 
     seeds = task_seeds(task, protocol)
     strategy_params = dict(task.strategy.params)
@@ -587,7 +588,7 @@ def select_strategy_param(task: Task, protocol: Protocol, X_train: np.ndarray,
         X, y = X_train[tr], y_train[tr]
         # the initial set and the first fit depend on the inner fold only: once for all values
         labeled = initial_labeled(X, y, protocol.initial, n_classes,
-                                  np.random.default_rng(init_seq))
+                                  np.random.default_rng(init_seq), categorical)
         y_obs = np.full(len(y), np.nan)
         y_obs[labeled] = y[labeled]
         first = MODELS[task.model.name](n_classes=n_classes, random_state=model_seed,

@@ -23,6 +23,7 @@ from alprbf.kernels.density import (
     ParzenWindow,
     fit_density,
     fit_mixture,
+    held_out_representativity,
     log_component_densities,
     log_density,
     log_responsibilities,
@@ -377,3 +378,43 @@ def test_estimators_pass_the_responsibility_rule_to_their_density_model():
     np.testing.assert_allclose(cmm.predict_proba(X).sum(axis=1), 1.0)
     with pytest.raises(ValueError, match="responsibility_rule"):
         KernelSVC(responsibility_rule="hard").fit(X, y)
+
+
+HELD_OUT = dict(initial_components=(1, 2, 3, 4, 6, 8, 12, 20), representativity="held_out",
+                max_iter=300, tol=1e-3, search_rows=1000, selection="one_se", prune_by="data")
+
+
+def _four_clouds(n, seed):
+    rng = np.random.default_rng(seed)
+    centres = np.array([[0.0, 0.0], [4.0, 0.5], [1.0, 4.5], [5.0, 5.0]])
+    scales = np.array([0.6, 1.0, 0.8, 0.5])
+    comp = rng.integers(4, size=n)
+    return centres[comp] + scales[comp, None] * rng.standard_normal((n, 2))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_held_out_representativity_finds_four_generating_gaussians(seed):
+    X = _four_clouds(900, seed)
+    m = fit_density(X, options=DensityOptions(**HELD_OUT), random_state=seed)
+    assert 3 <= m.n_components <= 5
+    assert m.converged
+    assert len(m.grid_scores) == 4 * 8 and all(len(g) == 6 for g in m.grid_scores)
+
+
+def test_held_out_divergence_is_non_negative_on_average():
+    X = _four_clouds(600, 3)
+    parzen = ParzenWindow(X[:200])
+    model = fit_mixture(X[200:], weight_concentration_prior=1.0, covariance_prior_scale=1.0,
+                        options=DensityOptions(n_components=4), random_state=0)
+    values = [held_out_representativity(model, parzen, n_mc=300, random_state=s)[0]
+              for s in range(10)]
+    assert np.mean(values) > 0
+
+
+def test_parzen_sample_follows_the_window():
+    X = _four_clouds(300, 4)
+    parzen = ParzenWindow(X)
+    Z = parzen.sample(20000, np.random.default_rng(0))
+    np.testing.assert_allclose(Z.mean(axis=0), X.mean(axis=0), atol=0.06)
+    expected = np.cov(X, rowvar=False) * (1 + parzen.bandwidth**2)   # rows' + window's spread
+    np.testing.assert_allclose(np.cov(Z, rowvar=False), expected, rtol=0.06, atol=0.05)

@@ -151,3 +151,37 @@ def test_diagnostics_report_the_chosen_values_and_the_grid_without_changing_the_
     np.testing.assert_array_equal(m.decision_function(X), before)
     skipped = KernelSVC(kernel="rbf", random_state=0).fit(X, _iris_labels([1, 7, 4])[2])
     assert skipped.diagnostics()["cv_error"] is None and "grid" not in skipped.diagnostics()
+
+
+def _two_blobs(per_class=6):
+    rng = np.random.default_rng(1)
+    X = np.vstack([rng.normal(-4.0, 0.5, (60, 2)), rng.normal(4.0, 0.5, (60, 2))])
+    y = np.repeat([0, 1], 60)
+    y_obs = np.full(len(y), np.nan)
+    lab = np.concatenate([rng.choice(60, per_class, replace=False),
+                          60 + rng.choice(60, per_class, replace=False)])
+    y_obs[lab] = y[lab]
+    return X, y, y_obs
+
+
+def test_default_closest_tie_rule_picks_c_1_and_gamma_near_1_over_d():
+    X, _, y_obs = _two_blobs()
+    first = KernelSVC(kernel="rbf", random_state=0).fit(X, y_obs)
+    closest = KernelSVC(kernel="rbf", tie_rule="default_closest", random_state=0).fit(X, y_obs)
+    assert first.diagnostics()["n_tied"] > 1                  # the blobs tie many points
+    assert (first.C_, first.gamma_) != (closest.C_, closest.gamma_)
+    assert (closest.C_, closest.gamma_) == (1.0, 1.0)          # log10(gamma d): 1 -> 0.3
+    assert closest.cv_error_ == first.cv_error_
+
+
+def test_expected_error_on_the_pool_joins_the_validation_error():
+    X, y, y_obs = _two_blobs()
+    val = KernelSVC(kernel="rbf", random_state=0).fit(X, y_obs)
+    both = KernelSVC(kernel="rbf", tuning_score="validation_expected",
+                     random_state=0).fit(X, y_obs)
+    assert np.all(both.tuning_errors_ >= val.tuning_errors_ - 1e-12)
+    assert np.any(both.tuning_errors_ > val.tuning_errors_ + 1e-3)
+    # the nearly constant kernel (gamma 1e-3) with C 1e-3 predicts one class on the pool: its
+    # expected error is the share of the other class in the labeled set (0.5)
+    assert both.tuning_errors_[0] - val.tuning_errors_[0] == pytest.approx(0.5)
+    assert np.mean(both.predict(X) == y) == 1.0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from alprbf.config import Initial
-from alprbf.initial import density_initial, initial_labeled
+from alprbf.initial import density_initial, draw_m0_initial, initial_labeled, m0_initial
 from alprbf.protocol import make_folds
 from alprbf.seeding import derive_seed
 
@@ -31,6 +31,26 @@ def test_density_initial_picks_dense_rows_of_every_cluster():
     assert clusters == {0, 1, 2}  # one sweep visits every component
     again = density_initial(X, 6, np.random.default_rng(1), n_components=3)
     assert np.array_equal(picks, again)
+
+
+def test_m0_initial_draws_central_rows_of_every_cluster_from_the_pools_model():
+    rng = np.random.default_rng(0)
+    centres = np.array([[0.0, 0.0], [10.0, 0.0], [0.0, 10.0], [10.0, 10.0]])
+    X = np.vstack([c + rng.normal(size=(80, 2)) for c in centres])
+    picks = m0_initial(X, 8, np.random.default_rng(1))
+    assert len(set(picks.tolist())) == 8
+    owner = np.argmin(((X[:, None, :] - centres[None]) ** 2).sum(2), axis=1)
+    assert np.bincount(owner[picks], minlength=4).tolist() == [2, 2, 2, 2]
+    assert np.all(np.linalg.norm(X[picks] - centres[owner[picks]], axis=1) < 1.5)   # central
+    assert np.array_equal(picks, m0_initial(X, 8, np.random.default_rng(1)))
+    via_config = initial_labeled(X, np.zeros(len(X), int), Initial("density_m0", 8), 1,
+                                 np.random.default_rng(1))
+    assert np.array_equal(via_config, np.sort(picks))
+    fresh, memo = np.random.default_rng(7), np.random.default_rng(7)
+    direct = draw_m0_initial(X, 8, fresh)
+    m0_initial(X, 8, np.random.default_rng(7))                  # fills the memo
+    assert np.array_equal(m0_initial(X, 8, memo), direct)       # a hit: same picks ...
+    assert fresh.integers(10**9) == memo.integers(10**9)        # ... and generator state
 
 
 def test_per_class_initial_set():

@@ -53,6 +53,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..labels import encode_labels
 from ..validation import check_choice, check_int, check_real
 from .density import (
+    SEARCH_OPTIONS,
     DensityOptions,
     categorical_mask,
     covariance_of,
@@ -64,7 +65,7 @@ from .density import (
 )
 from .refinement import refine_density
 
-DENSITY_PARAMS = tuple(f.name for f in fields(DensityOptions))
+DENSITY_PARAMS = tuple(f.name for f in fields(DensityOptions) if f.name not in SEARCH_OPTIONS)
 """Estimator parameters forwarded to :class:`~.density.DensityOptions`."""
 
 

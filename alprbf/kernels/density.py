@@ -24,7 +24,9 @@ Choices where the paper is silent (or points to other papers):
   ``Sigma = (prior + reg_covar I) / (D + 1)``).
 * **Pruning (J).**  After VI, a component whose weight stands for fewer than
   ``min_component_rows`` rows (``pi_j * n < 1`` by default) is dropped and the weights are
-  renormalised; at least the heaviest component stays.
+  renormalised; at least the heaviest component stays.  With ``prune_by="data"`` the rows
+  are the data part of the component's Dirichlet posterior (``a_j - alpha_0``) instead: an
+  empty component keeps a weight of about ``alpha_0 / n``, one row when ``alpha_0 = 1``.
 * **Point estimates.**  The fitted model is the *plug-in* mixture of the variational posterior
   means: ``pi = weights_``, ``mu = means_``, ``Sigma = covariances_`` (the inverse of the
   expected precision; ``precisions_cholesky`` is sklearn's ``U`` with ``inv(Sigma) = U U^T``).
@@ -63,6 +65,20 @@ Choices where the paper is silent (or points to other papers):
   the row out removes the self-kernel bias); ``KL(M||P) ~ mean_s [log M(z_s) - log P(z_s)]``
   over ``n_mc`` draws ``z_s`` from the mixture.  The estimates are noisy and may be slightly
   negative; the grid point with the smallest value wins (the first among ties).
+* **Held-out representativity** (``representativity="held_out"``, the reading of the
+  seed-003 issue's density part).  Judged on the rows it was fitted to, the mixture's fit
+  term rewards fragmentation (the in-sample estimate comes out negative and prefers the most
+  fragmented fit).  Here a random ``held_out_fraction`` of the rows is held out; every grid
+  point (concentration x covariance-prior scale x VI start ``initial_components``) is fitted
+  on the rest and compared with the Parzen estimate ``P`` of the held-out rows:
+  ``KL(P||M) ~ mean_s [log P(z_s) - log M(z_s)]`` over ``n_mc`` draws of ``P`` and
+  ``KL(M||P)`` over ``n_mc`` draws of ``M`` (:func:`held_out_representativity`): a Monte
+  Carlo estimate of the divergence between two fixed densities, unbiased and so
+  non-negative in expectation.  The winner (``selection``) is refitted on all rows, started
+  from the number of components its VI pruned to (``grid_scores`` has both).  The
+  held-out window's factor is the multiple of Silverman's with the largest leave-one-out
+  likelihood of the held-out rows (:func:`loo_parzen`): Silverman's rule, optimal for one
+  Gaussian, smooths separated clusters into one, and a one-component mixture then wins.
 * **Parzen window.**  Gaussian kernel with covariance ``h^2 (C + reg_covar I)`` (``C`` the
   rows' covariance) and Silverman's rule of thumb ``h = (4 / ((D + 2) n))^(1 / (D + 4))``
   (``D`` continuous dimensions); categorical columns use the Aitchison-Aitken kernel with
@@ -96,6 +112,22 @@ from ..validation import check_choice, check_int, check_positive, check_real
 _LOG_2PI = float(np.log(2.0 * np.pi))
 RESPONSIBILITY_RULES = ("plug_in", "variational")
 """How eq 2 weighs the components (:class:`DensityOptions`)."""
+REPRESENTATIVITY = ("in_sample", "held_out")
+"""Where the representativity is estimated (:class:`DensityOptions`, module docstring)."""
+SEARCH_OPTIONS = ("initial_components", "representativity", "held_out_fraction", "selection",
+                  "search_rows", "prune_by")
+"""The :class:`DensityOptions` of the held-out search (not parameters of the CMM estimators,
+which keep the in-sample search)."""
+LOO_FACTORS = (0.25, 0.35, 0.5, 0.7, 1.0)
+"""Multiples of Silverman's factor searched by :func:`loo_parzen`."""
+SEED003_M0 = {"initial_components": (1, 2, 3, 4, 6, 8, 12, 20), "representativity": "held_out",
+              "selection": "one_se", "prune_by": "data", "max_iter": 300, "tol": 1e-3,
+              "search_rows": 1000}
+"""Seed 003's density model M0 as issue 50 reads it (docs/decisions/0301): the options of the
+``density`` block of table 003's ``kernel_svm`` methods, and of Algorithm 2's M0
+(:func:`alprbf.initial.m0_initial`)."""
+SELECTIONS = ("min", "one_se")
+"""How the grid's winner is chosen from the representativity (module docstring)."""
 _BLOCK_CELLS = 2**22   # pairwise cells per block of the Parzen evaluation (32 MiB of float64)
 
 
@@ -125,6 +157,30 @@ class DensityOptions:
         Monte Carlo draws per KL term of the representativity.
     responsibility_rule : {"plug_in", "variational"}, default="plug_in"
         How eq 2 weighs the components (module docstring).
+    initial_components : tuple of int, default=()
+        Grid of VI starts (components before pruning), searched with the two grids above;
+        empty: ``n_components`` alone.
+    representativity : {"in_sample", "held_out"}, default="in_sample"
+        ``"in_sample"``: the mixture fitted on all rows is judged against the Parzen
+        estimate of the same rows.  ``"held_out"``: every grid point is fitted on a random
+        part of the rows and judged against the Parzen estimate of the held-out rest
+        (module docstring); the winner is refitted on all rows.
+    held_out_fraction : float, default=1/3
+        Share of the rows held out (``"held_out"`` only).
+    selection : {"min", "one_se"}, default="min"
+        ``"min"``: the smallest divergence wins (first among ties).  Grid points whose VI
+        did not converge are eligible only when none did (held-out search).  ``"one_se"``: among the
+        grid points within one Monte Carlo standard error of the smallest, the one with the
+        fewest fitted components (then the smallest divergence).
+    search_rows : int, default=0
+        ``"held_out"`` only: the grid is fitted on at most this many of the fitting rows and
+        judged on at most ``search_rows * f / (1 - f)`` held-out rows (``f`` the held-out
+        fraction), both random; 0: all.  Bounds the search's cost on large pools; the
+        winner is refitted on every row.
+    prune_by : {"weight", "data"}, default="weight"
+        What ``min_component_rows`` is compared with: ``pi_j * n``, or the rows of data the
+        component's Dirichlet posterior counts (``a_j - alpha_0``; with a concentration near
+        1 an empty component keeps a weight of about one row).
     """
 
     n_components: int = 20
@@ -137,11 +193,32 @@ class DensityOptions:
     category_pseudo_count: float = 1.0
     n_mc: int = 1000
     responsibility_rule: str = "plug_in"
+    initial_components: tuple[int, ...] = ()
+    representativity: str = "in_sample"
+    held_out_fraction: float = 1.0 / 3.0
+    selection: str = "min"
+    search_rows: int = 0
+    prune_by: str = "weight"
 
     def __post_init__(self) -> None:
         owner = "DensityOptions"
         check_choice(owner, "responsibility_rule", self.responsibility_rule,
                      RESPONSIBILITY_RULES)
+        check_choice(owner, "representativity", self.representativity, REPRESENTATIVITY)
+        check_choice(owner, "selection", self.selection, SELECTIONS)
+        check_real(owner, "held_out_fraction", self.held_out_fraction, 0.0)
+        check_int(owner, "search_rows", self.search_rows, 0)
+        check_choice(owner, "prune_by", self.prune_by, ("weight", "data"))
+        if not 0.0 < self.held_out_fraction < 1.0:
+            raise ValueError(f"{owner}: invalid held_out_fraction={self.held_out_fraction!r}; "
+                             "valid: 0 < value < 1")
+        if np.ndim(self.initial_components) != 1:
+            raise ValueError(f"{owner}: invalid initial_components="
+                             f"{self.initial_components!r}; valid: a list of ints >= 1")
+        for v in self.initial_components:
+            check_int(owner, "initial_components", v, 1)
+        object.__setattr__(self, "initial_components",
+                           tuple(int(v) for v in self.initial_components))
         check_int(owner, "n_components", self.n_components, 1)
         check_int(owner, "max_iter", self.max_iter, 1)
         check_int(owner, "n_mc", self.n_mc, 1)
@@ -163,11 +240,19 @@ class DensityOptions:
         return list(itertools.product(self.weight_concentration_priors,
                                       self.covariance_prior_scales))
 
+    def starts(self, n_rows: int) -> tuple[int, ...]:
+        """The VI starts searched (``initial_components``, or ``n_components`` alone), each
+        capped at ``n_rows``, without repeats, ascending."""
+        starts = self.initial_components or (self.n_components,)
+        return tuple(sorted({max(1, min(int(j), n_rows)) for j in starts}))
+
     def at(self, weight_concentration_prior: float, covariance_prior_scale: float
            ) -> DensityOptions:
-        """These options with the grid reduced to one point."""
+        """These options with the grid reduced to one point (and the VI start to
+        ``n_components``)."""
         return replace(self, weight_concentration_priors=(weight_concentration_prior,),
-                       covariance_prior_scales=(covariance_prior_scale,))
+                       covariance_prior_scales=(covariance_prior_scale,),
+                       initial_components=())
 
 
 @dataclass(frozen=True, eq=False)
@@ -502,9 +587,30 @@ class ParzenWindow:
         if n_categories is None:
             n_categories = self._codes.max(axis=0) + 1 if self._codes.size else []
         K = np.maximum(np.asarray(n_categories, dtype=np.float64), 2.0)
+        self._n_categories = K.astype(np.int64)
         lam = (K - 1.0) / (self.n_rows + K)
+        self._lambda = lam
         self._log_same = np.log1p(-lam)
         self._log_other = np.log(lam / (K - 1.0))
+
+    def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` draws from the estimate, shape (n, n_features): a reference row chosen
+        uniformly, Gaussian noise of the window's covariance on its continuous part, and each
+        categorical code kept with probability ``1 - lambda_a`` (else one of the other
+        ``K_a - 1`` codes, uniformly)."""
+        pick = rng.integers(self.n_rows, size=n)
+        dim = self._ref.shape[1]
+        eps = rng.standard_normal((n, dim))
+        out = np.empty((n, len(self.categorical)))
+        if dim:
+            out[:, ~self.categorical] = (self._ref[pick] + eps) @ self._chol.T * self.bandwidth
+        for a, col in enumerate(np.flatnonzero(self.categorical)):
+            K = int(self._n_categories[a])
+            codes = self._codes[pick, a]
+            change = rng.random(n) < self._lambda[a]
+            other = (codes + rng.integers(1, K, size=n)) % K
+            out[:, col] = np.where(change, other, codes)
+        return out
 
     def _whiten(self, Xc: np.ndarray) -> np.ndarray:
         if not Xc.shape[1]:
@@ -550,6 +656,48 @@ def symmetric_kl(log_p_on_p: np.ndarray, log_q_on_p: np.ndarray,
         ``log p`` and ``log q`` at draws from ``q``.
     """
     return float(np.mean(log_p_on_p - log_q_on_p) + np.mean(log_q_on_q - log_p_on_q))
+
+
+def loo_parzen(X: np.ndarray, categorical, n_categories, reg_covar: float) -> ParzenWindow:
+    """The Parzen window of ``X`` whose factor ``h`` (a multiple of Silverman's, from
+    :data:`LOO_FACTORS`) gives ``X`` the largest mean leave-one-out log-density (the first
+    among ties).  Silverman's rule is optimal for one Gaussian and smooths well-separated
+    clusters into one, so that a one-component mixture would match it best."""
+    base = ParzenWindow(X, categorical, n_categories=n_categories, reg_covar=reg_covar)
+    rows = np.arange(len(X))
+    best, best_ll = base, -np.inf
+    for f in LOO_FACTORS:
+        window = ParzenWindow(X, categorical, n_categories=n_categories, reg_covar=reg_covar,
+                              bandwidth=f * base.bandwidth)
+        ll = float(np.mean(window.log_density(X, exclude=rows)))
+        if ll > best_ll + 1e-12:
+            best, best_ll = window, ll
+    return best
+
+
+def held_out_representativity(density: MixtureDensity, parzen: ParzenWindow, *,
+                              n_mc: int = 1000, random_state=None) -> tuple[float, float]:
+    """Symmetric KL divergence between ``density`` and a Parzen estimate of rows it was not
+    fitted on, with its Monte Carlo standard error (module docstring, ``"held_out"``).
+
+    Both terms are plain Monte Carlo averages over independent draws, ``n_mc`` from the
+    Parzen estimate for ``KL(P||M)`` and ``n_mc`` from the mixture for ``KL(M||P)``, of two
+    fixed densities, so the estimate is unbiased and non-negative in expectation.
+
+    Returns
+    -------
+    (float, float)
+        The divergence and its standard error.
+    """
+    rng = np.random.default_rng(check_random_state(random_state).randint(2**31 - 1))
+    zp = parzen.sample(n_mc, rng)
+    zm = sample(density, n_mc, rng)
+    a = parzen.log_density(zp) - log_density(density, zp)
+    b = log_density(density, zm) - parzen.log_density(zm)
+    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+        return float("inf"), float("inf")
+    se = float(np.sqrt(a.var(ddof=1) / len(a) + b.var(ddof=1) / len(b))) if n_mc > 1 else 0.0
+    return float(a.mean() + b.mean()), se
 
 
 def representativity(density: MixtureDensity, X: np.ndarray, parzen: ParzenWindow | None = None,
@@ -689,7 +837,12 @@ def fit_mixture(X, categorical=None, *, weight_concentration_prior: float,
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             vi.fit(Xc)
-        keep = vi.weights_ * n >= options.min_component_rows
+        # rows a component stands for: its weight times n, or ("data") the data part of its
+        # Dirichlet posterior, N_j = a_j - alpha_0 (a dead component's weight under a
+        # concentration alpha_0 ~ 1 is about alpha_0 / n, i.e. one row, however empty)
+        rows = vi.weights_ * n if options.prune_by == "weight" else \
+            vi.weight_concentration_ - weight_concentration_prior
+        keep = rows >= options.min_component_rows
         keep[np.argmax(vi.weights_)] = True
         weights = vi.weights_[keep] / vi.weights_[keep].sum()
         if options.responsibility_rule == "variational":
@@ -737,6 +890,9 @@ def fit_density(X, categorical=None, options: DensityOptions | None = None, *,
     X = np.asarray(X, dtype=np.float64)
     mask = categorical_mask(categorical, X.shape[1])
     seed_fit, seed_mc = check_random_state(random_state).randint(2**31 - 1, size=2)
+    if options.representativity == "held_out" or options.initial_components:
+        return _fit_density_held_out(X, mask, options, covariance_prior, n_categories,
+                                     seed_fit, seed_mc)
     grid = options.grid()
     searched = len(grid) > 1 and len(X) >= 2 and not np.all(mask)
     fits, scores = [], []
@@ -755,3 +911,62 @@ def fit_density(X, categorical=None, options: DensityOptions | None = None, *,
     best = int(np.argmin(scores))
     table = tuple((w, s, float(k)) for (w, s), k in zip(grid, scores, strict=True))
     return replace(fits[best], representativity=float(scores[best]), grid_scores=table)
+
+
+def _fit_density_held_out(X, mask, options: DensityOptions, covariance_prior, n_categories,
+                          seed_fit: int, seed_mc: int) -> MixtureDensity:
+    """:func:`fit_density` over the grid of (concentration, covariance-prior scale, VI start),
+    each point judged on held-out rows (``options.representativity``; ``"in_sample"`` judges
+    it on the rows it was fitted on), the winner (``options.selection``) refitted on all
+    rows.  ``grid_scores`` holds ``(concentration, scale, start, divergence, standard error,
+    fitted J)`` per point."""
+    Xc, codes = split_columns(X, mask)
+    if n_categories is None and codes.size:
+        n_categories = tuple(int(k) for k in codes.max(axis=0) + 1)
+    C = covariance_of(Xc) if covariance_prior is None else np.asarray(covariance_prior)
+    held_out = options.representativity == "held_out"
+    n_hold = int(round(options.held_out_fraction * len(X))) if held_out else 0
+    grid = [(w, s, j) for w, s in options.grid() for j in options.starts(len(X) - n_hold)]
+    searched = len(grid) > 1 and len(X) - n_hold >= 2 and n_hold != 1 and not np.all(mask)
+
+    def fit(rows, w, s, j):
+        return fit_mixture(X[rows], mask, weight_concentration_prior=w,
+                           covariance_prior_scale=s, options=replace(options, n_components=j),
+                           covariance_prior=C, n_categories=n_categories,
+                           random_state=seed_fit)
+
+    if not searched:
+        w, s = options.grid()[0]
+        return fit(np.arange(len(X)), w, s, options.starts(len(X))[0])
+    order = np.random.default_rng(seed_mc).permutation(len(X))
+    fit_rows, judge_rows = order[n_hold:], order[:n_hold]
+    if options.search_rows:
+        fit_rows = fit_rows[:options.search_rows]
+        judge_rows = judge_rows[:int(np.ceil(options.search_rows * options.held_out_fraction
+                                             / (1.0 - options.held_out_fraction)))]
+    fit_rows = np.sort(fit_rows) if held_out else np.arange(len(X))
+    judge = X[np.sort(judge_rows)] if held_out else X
+    parzen = loo_parzen(judge, mask, n_categories, options.reg_covar) if held_out else \
+        ParzenWindow(judge, mask, n_categories=n_categories, reg_covar=options.reg_covar)
+    table = []
+    for w, s, j in grid:
+        model = fit(fit_rows, w, s, j)
+        if held_out:
+            kl, se = held_out_representativity(model, parzen, n_mc=options.n_mc,
+                                               random_state=seed_mc)
+        else:
+            kl, se = representativity(model, X, parzen, n_mc=options.n_mc,
+                                      random_state=seed_mc), 0.0
+        kl = kl if np.isfinite(kl) else np.inf
+        table.append((w, s, j, float(kl), float(se), model.n_components, model))
+    # an unconverged VI is not yet a fit of its start: eligible only when none converged
+    eligible = [i for i, t in enumerate(table) if t[6].converged] or list(range(len(table)))
+    best = min(eligible, key=lambda i: (table[i][3], i))
+    if options.selection == "one_se":
+        near = [i for i in eligible if table[i][3] <= table[best][3] + table[best][4]]
+        best = min(near, key=lambda i: (table[i][5], table[i][3], i))
+    w, s, j, kl, _, fitted = table[best][:6]
+    # the refit on every row starts from the J the search's VI pruned to
+    final = fit(np.arange(len(X)), w, s, fitted) if held_out else table[best][6]
+    return replace(final, representativity=kl,
+                   grid_scores=tuple(t[:6] for t in table))

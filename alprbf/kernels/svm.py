@@ -141,6 +141,21 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
     responsibility_rule : {"plug_in", "variational"}, default="plug_in"
         How the density model's eq 2 weighs the components
         (:class:`~alprbf.kernels.density.DensityOptions`).
+    density : dict or None, default=None
+        Further :class:`~alprbf.kernels.density.DensityOptions` of the pool's density model
+        and of the refinement's VI (e.g. ``max_iter``, ``tol``, the grids,
+        ``initial_components``, ``representativity``); None: the defaults.
+    tuning_score : {"validation", "validation_expected"}, default="validation"
+        What a grid point is rated by: the mean inner-CV error on ``L_val`` alone, or (the
+        reading of seed 003 §5.1.1, docs/decisions/0303) that plus the expected error on the
+        unlabeled pool ``U_1``: the total-variation distance between the class shares of
+        ``L_1`` and those the inner folds' SVMs predict on ``U_1`` (:func:`_expected_error`).
+    tie_rule : {"first", "default_closest"}, default="first"
+        Among grid points with equal score: the first in search order (module docstring), or
+        the one closest in log space to ``C = 1``, ``gamma = 1 / n_features`` (LAP: also
+        ``gamma_I = gamma_A``; weights: ``alpha = beta = 1``), then the first.
+    expected_rows : int, default=1000
+        ``U_1`` rows (a random subset when larger) of the expected error.
     classes : array-like or None, default=None
         Every class of the task (a class without labels gets posterior 0).
     random_state : int or None, default=None
@@ -172,8 +187,9 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
                  gamma_grid=DEFAULT_GRID, gamma_I_grid=LAP_GRID, gamma_A_grid=LAP_GRID,
                  inner_folds=4, retune=False, alpha=1.0, beta=1.0, weight_grid=WEIGHT_GRID,
                  categorical=None, n_components=20, n_neighbors=7, refine=False,
-                 refine_neighbors=5, responsibility_rule="plug_in", classes=None,
-                 random_state=None):
+                 refine_neighbors=5, responsibility_rule="plug_in", density=None,
+                 tuning_score="validation", tie_rule="first", expected_rows=1000,
+                 classes=None, random_state=None):
         self.kernel = kernel
         self.C = C
         self.gamma = gamma
@@ -192,6 +208,10 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         self.refine = refine
         self.refine_neighbors = refine_neighbors
         self.responsibility_rule = responsibility_rule
+        self.density = density
+        self.tuning_score = tuning_score
+        self.tie_rule = tie_rule
+        self.expected_rows = expected_rows
         self.classes = classes
         self.random_state = random_state
 
@@ -205,9 +225,14 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         check_int(owner, "n_components", self.n_components, 1)
         check_int(owner, "n_neighbors", self.n_neighbors, 1)
         check_choice(owner, "refine", self.refine, (False, True))
+        check_choice(owner, "tuning_score", self.tuning_score,
+                     ("validation", "validation_expected"))
+        check_choice(owner, "tie_rule", self.tie_rule, ("first", "default_closest"))
+        check_int(owner, "expected_rows", self.expected_rows, 1)
         check_int(owner, "refine_neighbors", self.refine_neighbors, 1)
         check_choice(owner, "responsibility_rule", self.responsibility_rule,
                      RESPONSIBILITY_RULES)
+        self._density_options(1)
         for name in ("alpha", "beta"):
             if getattr(self, name) is not None:
                 check_real(owner, name, getattr(self, name), 0.0)
@@ -355,18 +380,35 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         """The pool's model revised with the labels ``codes`` (seed 003 §4.2)."""
         mask = None if self.categorical is None else np.asarray(self.categorical, bool)
         cont = X if mask is None else X[:, ~mask]
-        options = DensityOptions(n_components=min(self.n_components, X.shape[0]),
-                                 responsibility_rule=self.responsibility_rule)
+        options = self._density_options(X.shape[0])
         return refine_density(self.density_, X, codes, len(self.classes_),
                               n_neighbors=self.refine_neighbors, options=options,
                               covariance_prior=covariance_of(cont),
                               random_state=self.random_state).density
 
+    def _density_options(self, n_rows: int) -> DensityOptions:
+        """The density model's options for ``n_rows`` rows (``ValueError`` naming a bad
+        ``density`` entry)."""
+        extra = dict(self.density or {})
+        bad = sorted(set(extra) - set(DensityOptions.__dataclass_fields__)
+                     - {"n_components", "responsibility_rule"}) or \
+            sorted({"n_components", "responsibility_rule"} & set(extra))
+        if bad:
+            valid = sorted(set(DensityOptions.__dataclass_fields__)
+                           - {"n_components", "responsibility_rule"})
+            raise ValueError(f"{type(self).__name__}: invalid density option {bad[0]!r}; "
+                             f"valid: {', '.join(valid)}")
+        for key in ("weight_concentration_priors", "covariance_prior_scales",
+                    "initial_components"):
+            if key in extra:
+                extra[key] = tuple(extra[key])
+        return DensityOptions(n_components=min(self.n_components, n_rows),
+                              responsibility_rule=self.responsibility_rule, **extra)
+
     def _pool_density(self, X):
         cont = np.ones(X.shape[1], bool) if self.categorical is None else \
             ~np.asarray(self.categorical, bool)
-        options = DensityOptions(n_components=min(self.n_components, X.shape[0]),
-                                 responsibility_rule=self.responsibility_rule)
+        options = self._density_options(X.shape[0])
         return fit_density(X, None if cont.all() else ~cont, options,
                            random_state=self.random_state)
 
@@ -412,6 +454,13 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
                      .split(lab, y_lab))
         best, weights, errors = None, None, []
         several = len({p[:2] for p in points}) > 1
+        unlabeled = None
+        if self.tuning_score == "validation_expected":
+            pool = np.flatnonzero(self._codes < 0)
+            if len(pool) > self.expected_rows:
+                pool = np.sort(np.random.default_rng(self.random_state).choice(
+                    pool, self.expected_rows, replace=False))
+            unlabeled = pool if len(pool) else None
         for a, b, g, gi, ga, c in points:
             if several and (a, b) != weights:      # the weights are the outer loop
                 weights = (a, b)                   # one weight pair's deformations at a time
@@ -421,13 +470,30 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
             K = self._gram(lab, lab)
             C = c if c is not None else lapsvm_C(ga, len(lab))
             err = np.mean([_fold_error(K, y_lab, tr, va, C) for tr, va in folds])
+            if unlabeled is not None:
+                err += _expected_error(K, self._gram(unlabeled, lab), y_lab, folds, C)
             errors.append(float(err))
             if best is None or err < best[-1] - 1e-12:
                 best = (a, b, g, gi, ga, c, err)
+        if self.tie_rule == "default_closest":
+            tied = [p for p, e in zip(points, errors, strict=True) if e <= best[-1] + 1e-12]
+            a, b, g, gi, ga, c = min(tied, key=self._distance_to_default)
+            best = (a, b, g, gi, ga, c, best[-1])
         a, b, g, gi, ga, c, err = best
         self._keep_deformations(lambda key: key == (g, a, b))   # only the chosen one is used
         self._set(a, b, g, gi, ga, c, len(lab), err)
         self.tuning_points_, self.tuning_errors_ = points, np.asarray(errors)
+
+    def _distance_to_default(self, point) -> float:
+        """Squared log10 distance of a grid point to ``C = 1``, ``gamma = 1 / d`` (LAP:
+        ``gamma_I = gamma_A``) and ``alpha = beta = 1`` (the ``default_closest`` tie rule)."""
+        a, b, g, gi, ga, c = point
+        d = np.log10(g * self.n_features_in_) ** 2 + (a - 1.0) ** 2 + (b - 1.0) ** 2
+        if c is not None:
+            d += np.log10(c) ** 2
+        if self.kernel == "lap":
+            d += np.log10(gi / ga) ** 2
+        return float(d)
 
     def _keep_deformations(self, keep) -> None:
         """Drop the LAP deformations whose key ``(gamma, alpha, beta)`` fails ``keep`` (exact:
@@ -601,6 +667,27 @@ def _fold_error(K: np.ndarray, y: np.ndarray, tr: np.ndarray, va: np.ndarray, C:
         return float(np.mean(y[va] != classes[0]))
     predicted = precomputed_svc_predict(K[np.ix_(tr, tr)], codes, K[np.ix_(va, tr)], C)
     return float(np.mean(classes[predicted] != y[va]))
+
+
+def _expected_error(K: np.ndarray, G: np.ndarray, y: np.ndarray, folds, C: float) -> float:
+    """Expected error on the unlabeled rows (docs/decisions/0303): each inner fold's SVM
+    (kernel ``K`` on its training rows) predicts every unlabeled row (``G``: unlabeled rows x
+    labeled rows); its expected error is the total-variation distance between the class
+    shares of the labeled set ``y`` and the shares it predicts, the least error on those rows
+    that is consistent with the labeled set's class shares; the result is the mean over the
+    folds.  A fold with one class predicts it everywhere."""
+    classes = np.unique(y)
+    prior = np.array([np.mean(y == k) for k in classes])
+    out = []
+    for tr, _ in folds:
+        seen, codes = np.unique(y[tr], return_inverse=True)
+        if len(seen) < 2:
+            predicted = np.full(G.shape[0], seen[0])
+        else:
+            predicted = seen[precomputed_svc_predict(K[np.ix_(tr, tr)], codes, G[:, tr], C)]
+        shares = np.array([np.mean(predicted == k) for k in classes])
+        out.append(0.5 * np.abs(prior - shares).sum())
+    return float(np.mean(out))
 
 
 def precomputed_svc_predict(K_train: np.ndarray, codes: np.ndarray, K_test: np.ndarray,
