@@ -15,7 +15,14 @@ Choices where the paper is silent (parameters where they matter):
   the data rescaled to 0..255.  On raw MNIST pixels ``s = 1`` (the literal values, ``sigma0 =
   1 724.8``; see ``../shared/notes/seed-003-004-reading.md``).  ``paper_range=None``: the values
   are used as given.
-* ``sigma0``: None gives ``2.2 d`` (``sigma_per_dim * n_features``).
+* ``sigma0``: None gives ``2.2 d`` (``sigma_per_dim * n_features``), the paper's value read
+  literally.  On raw pixels that reading degenerates: ``kappa sigma0`` (13 798 on MNIST) exceeds
+  any distance between two images (at most ``255 sqrt(784)``, about 7 140), so no cluster can
+  split at ``sigma0`` (eq 10) and the memberships of eq 11 are nearly uniform.
+  ``sigma0="max_radius"`` reads the paper's intent (large initial clusters that can still
+  split, its coarse-to-fine paragraph) from the data: ``kappa sigma0`` equals the largest
+  radius (eq 9) of the initial K-medoid clusters, the largest scale at which eq 10 still
+  splits a cluster at the start.  It is in the data's units (``paper_range`` does not apply).
 * Coarse-to-fine: checked at the end of every fit with at least two labeled classes and a
   non-empty pool; on a shrink the data are re-clustered (fission continued at the smaller
   ``kappa * sigma``, priors re-estimated) and the label model refitted, once per fit.  Fission
@@ -53,6 +60,10 @@ from .clustering import (
 from .label_model import LabelFit, fit_label_model, log_label_posteriors
 from .selection import next_sigma, selection_score
 
+SIGMA0_FROM_DATA = "max_radius"
+"""``sigma0`` value for the data-derived initial scale (``kappa sigma0`` = largest initial
+cluster radius)."""
+
 MEMBERSHIP_CUT = 800.0
 """Log-membership gap below which a cluster is left out of the label model's fit
 (``exp(-800)`` is below the smallest double: exact to rounding)."""
@@ -63,8 +74,9 @@ class PreclusteringClassifier(ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    sigma0 : float or None, default=None
-        Initial scale; None: ``sigma_per_dim * n_features``.  In the units of ``paper_range``.
+    sigma0 : float, None or "max_radius", default=None
+        Initial scale; None: ``sigma_per_dim * n_features`` (in the units of ``paper_range``);
+        ``"max_radius"``: the largest initial cluster radius over ``kappa`` (module docstring).
     sigma_per_dim : float, default=2.2
     kappa : float, default=8.0
         Fission until every radius < ``kappa * sigma`` (eq 10).
@@ -178,11 +190,18 @@ class PreclusteringClassifier(ClassifierMixin, BaseEstimator):
             if self.paper_range <= 0:
                 raise ValueError(f"{owner}: invalid paper_range={self.paper_range!r}; "
                                  "valid: None or a real number > 0")
-        if self.sigma0 is not None:
-            check_params(owner, {"sigma0": self.sigma0}, reals={"sigma0": 0.0})
+        if self.sigma0 is not None and not (isinstance(self.sigma0, str)
+                                            and self.sigma0 == SIGMA0_FROM_DATA):
+            bad = ValueError(f"{owner}: invalid sigma0={self.sigma0!r}; valid: None, "
+                             f"'{SIGMA0_FROM_DATA}' or a real number > 0")
+            if isinstance(self.sigma0, str):
+                raise bad
+            try:
+                check_params(owner, {"sigma0": self.sigma0}, reals={"sigma0": 0.0})
+            except ValueError:
+                raise bad from None
             if self.sigma0 <= 0:
-                raise ValueError(f"{owner}: invalid sigma0={self.sigma0!r}; "
-                                 "valid: None or a real number > 0")
+                raise bad
 
     # ------------------------------------------------------------------ fitting
 
@@ -222,15 +241,26 @@ class PreclusteringClassifier(ClassifierMixin, BaseEstimator):
             self.sigma_, self.n_shrinks_ = previous.sigma_, previous.n_shrinks_
             self._set_clusters(X, previous.partition_, previous.mixture_, previous.gram_)
         else:
-            self.sigma_ = self.scale_ * float(self.sigma0 if self.sigma0 is not None
-                                              else self.sigma_per_dim * X.shape[1])
             self.n_shrinks_ = 0
             rng = np.random.default_rng(self.random_state)
-            self._cluster(X, initial_partition(X, self.n_medoids, self.subset_size, rng))
+            partition = initial_partition(X, self.n_medoids, self.subset_size, rng)
+            self.sigma_ = self._initial_sigma(X, partition)
+            self._cluster(X, partition)
         self.timings_["clustering"] += time.perf_counter() - tic
         self._fit_labels(codes, previous if self.warm_start else None)
         self.max_score_ = self._check_scale(X, codes)
         return self
+
+    def _initial_sigma(self, X: np.ndarray, partition: Partition) -> float:
+        """``sigma0`` in the data's units (module docstring); with ``"max_radius"`` and every
+        radius 0 (one row per cluster) the literal value."""
+        if isinstance(self.sigma0, str):
+            top = float(partition.radii.max())
+            if top > 0:
+                return top / self.kappa
+        literal = self.sigma_per_dim * X.shape[1]
+        return self.scale_ * float(literal if self.sigma0 is None or isinstance(self.sigma0, str)
+                                   else self.sigma0)
 
     def _cluster(self, X: np.ndarray, partition: Partition, reuse: bool = False) -> None:
         """Fission at the current scale, then priors, memberships and densities of every row.
