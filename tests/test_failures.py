@@ -107,6 +107,7 @@ def test_rerun_retries_only_the_failed_tasks(tmp_path, monkeypatch):
     assert compare_results(out, clean) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["loky", "dask"])
 def test_failures_are_isolated_in_worker_processes(tmp_path, backend):
     if backend == "dask":

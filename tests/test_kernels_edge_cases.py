@@ -70,6 +70,7 @@ def _models(categorical: bool) -> list[dict]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES)
 def test_no_nan_or_inf_in_any_result_file(case, tmp_path):
     df, categorical = _frame(case)

@@ -21,6 +21,9 @@ from alprbf.errors import DataWarning
 from alprbf.fileio import exclusive_lock
 from alprbf.results import checksum_file, read_results, task_files
 
+#: process-level runs (signals, concurrent runs): left out of `make test-quick`
+pytestmark = pytest.mark.slow
+
 runner = CliRunner()
 
 TINY = """\

@@ -200,6 +200,7 @@ def test_out_inside_a_read_only_directory_is_one_line(tmp_path, read_only):
 # ------------------------------------------------------------------ 12. several experiments
 
 
+@pytest.mark.slow
 def test_experiments_sharing_a_name_get_distinct_reports(tmp_path):
     root = tmp_path / "results"
     for sub, datasets in (("a", ("x", "y")), ("b", ("p", "q", "r"))):

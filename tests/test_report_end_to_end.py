@@ -20,6 +20,9 @@ from tests.report_fixtures import (
     write_task,
 )
 
+#: whole reports of several experiments: left out of `make test-quick`
+pytestmark = pytest.mark.slow
+
 TABLES = ("error_at_budget", "rp", "rp_stats", "nemenyi", "aulc", "dur", "cost", "reference")
 NAN_WORD = re.compile(r"\bnan\b", re.IGNORECASE)
 

@@ -18,6 +18,9 @@ from alprbf.report import build_report
 from alprbf.report import html as pages
 from tests.report_fixtures import invoke_report, report_ok, synthetic_experiment
 
+#: pages built from whole reports and opened in headless Chromium: left out of `make test-quick`
+pytestmark = pytest.mark.slow
+
 REFERENCE = ("dataset,method,metric,mean,std,source\n"
              "alpha,nb,error_at_budget,20.0,1.0,made-up table\n"
              "beta,svm / uncertainty,rp_accuracy,90.0,,made-up table\n"

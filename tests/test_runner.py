@@ -92,6 +92,7 @@ def test_run_json_names_the_commits_of_the_task_files(tiny_config, tmp_path, mon
     assert meta()["git_commit"] == "aaa" and meta()["earlier_commits"] == ["bbb"]
 
 
+@pytest.mark.slow
 def test_same_config_same_results_jobs1_vs_jobs2(tiny_config, tmp_path):
     cfg = load_config(tiny_config)
     run_experiment(cfg, tmp_path / "a", jobs=1, progress=False)
@@ -122,6 +123,7 @@ SLOW_CONFIG = dict(
 )
 
 
+@pytest.mark.slow
 def test_resume_after_sigkill_matches_uninterrupted_run(tmp_path):
     cfg_path = write_config(tmp_path / "slow.yaml", **SLOW_CONFIG)
     killed, clean = tmp_path / "killed", tmp_path / "clean"
@@ -145,6 +147,7 @@ def test_resume_after_sigkill_matches_uninterrupted_run(tmp_path):
     assert not list((killed / "tasks").glob(".*.tmp"))  # no temp file is taken for a result
 
 
+@pytest.mark.slow
 def test_dask_local_cluster_gives_the_loky_results(tiny_config, tmp_path):
     pytest.importorskip("distributed")
     cfg = load_config(tiny_config)
