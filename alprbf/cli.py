@@ -220,7 +220,7 @@ def check_health(
     import pandas as pd
 
     from .report.health import check_health as check
-    from .report.health import load_allow_list
+    from .report.health import load_allow_list, stale_entries
 
     allowed = load_allow_list(allow) if allow is not None else []
     found = [check(r, allowed) for r in results]
@@ -239,9 +239,12 @@ def check_health(
         typer.echo(f"DEGENERATE: {where} ({', '.join(ids)})")
     for i, reason in enumerate(reasons, 1):
         typer.echo(f"[{i}] {reason}")
+    stale = stale_entries(cells, allowed)
+    for entry in stale:
+        typer.echo(f"STALE allow-list entry (excuses no degenerate cell; remove it): {entry}")
     typer.echo(f"{len(cells)} cells checked; {len(bad)} with degenerate tasks, "
-               f"{len(bad) - len(failing)} of them allow-listed")
-    if len(failing):
+               f"{len(bad) - len(failing)} of them allow-listed; {len(stale)} stale entries")
+    if len(failing) or stale:
         raise typer.Exit(1)
 
 

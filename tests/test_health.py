@@ -163,8 +163,30 @@ def test_report_has_a_health_table(planted, tmp_path):
     assert "## Health checks" in (tmp_path / "r" / "report.md").read_text()
 
 
+def test_allow_list_names_cells_by_a_list_and_fails_on_stale_entries(planted, tmp_path):
+    _, out = planted
+    allow = tmp_path / "allow.yaml"
+    # a list of data-set patterns: the planted cell (iris) is excused by its own name
+    allow.write_text("allow:\n  - {experiment: planted, dataset: [wine, iris], "
+                     "method: 'svc_c1e-6 / *', reason: planted on purpose}\n")
+    res = runner.invoke(app, ["check-health", str(out), "--allow", str(allow)])
+    assert res.exit_code == 1, res.output                   # wine excuses nothing: stale
+    stale = [line for line in res.output.splitlines() if line.startswith("STALE")]
+    assert stale == ["STALE allow-list entry (excuses no degenerate cell; remove it): "
+                     "planted: wine / svc_c1e-6 / *"]
+    assert "DEGENERATE" not in res.output
+    # an entry for an experiment that was not checked is not stale
+    allow.write_text("allow:\n  - {experiment: planted, dataset: [iris], method: 'svc_c1e-6 / *',"
+                     " reason: planted}\n  - {experiment: elsewhere, dataset: x, method: y, "
+                     "reason: other results}\n")
+    res = runner.invoke(app, ["check-health", str(out), "--allow", str(allow)])
+    assert res.exit_code == 0 and "0 stale entries" in res.output, res.output
+
+
 @pytest.mark.parametrize("text", ["allow: [{experiment: x}]\n", "- {experiment: a, dataset: b, "
-                                  "method: c, reason: ''}\n", "allow: [unclosed\n"])
+                                  "method: c, reason: ''}\n", "allow: [unclosed\n",
+                                  "- {experiment: a, dataset: [], method: c, reason: r}\n",
+                                  "- {experiment: a, dataset: [[b]], method: c, reason: r}\n"])
 def test_bad_allow_list_is_one_line_and_exit_2(planted, tmp_path, text):
     _, out = planted
     allow = tmp_path / "allow.yaml"

@@ -140,21 +140,27 @@ def cell_health(tasks: pd.DataFrame) -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class Allowed:
-    """A degenerate cell kept on purpose (or until a named fix lands), with its reason."""
+    """A degenerate cell kept on purpose (or until a named fix lands), with its reason.
+
+    ``datasets`` holds one or more shell patterns (a cell matches if any does), so that an
+    entry can name exactly the cells it excuses rather than every data set of a method.
+    """
 
     experiment: str
-    dataset: str
+    datasets: tuple[str, ...]
     method: str
     reason: str
 
     def matches(self, experiment: str, dataset: str, method: str) -> bool:
-        return (fnmatchcase(experiment, self.experiment) and fnmatchcase(dataset, self.dataset)
+        return (fnmatchcase(experiment, self.experiment)
+                and any(fnmatchcase(dataset, p) for p in self.datasets)
                 and fnmatchcase(method, self.method))
 
 
 def load_allow_list(path: str | Path) -> list[Allowed]:
     """The entries of an allow-list YAML file: a list of mappings with ``experiment``,
-    ``dataset`` and ``method`` (shell patterns) and a non-empty ``reason``."""
+    ``dataset`` (a shell pattern or a list of them), ``method`` (shell pattern) and a
+    non-empty ``reason``."""
     path = Path(path)
     try:
         raw = yaml.safe_load(path.read_text()) or []
@@ -164,10 +170,38 @@ def load_allow_list(path: str | Path) -> list[Allowed]:
     keys = ("experiment", "dataset", "method", "reason")
     out = []
     for i, e in enumerate(entries if isinstance(entries, list) else [None]):
-        if not isinstance(e, dict) or set(e) != set(keys) or not str(e["reason"]).strip():
+        datasets = e.get("dataset") if isinstance(e, dict) else None
+        datasets = datasets if isinstance(datasets, list) else [datasets]
+        if (not isinstance(e, dict) or set(e) != set(keys) or not str(e["reason"]).strip()
+                or not datasets or any(d is None or isinstance(d, (list, dict))
+                                       for d in datasets)):
             raise UserError(f"health allow-list {path}: entry {i + 1} must have exactly the "
-                            f"keys {', '.join(keys)} (reason non-empty)")
-        out.append(Allowed(*(str(e[k]) for k in keys)))
+                            f"keys {', '.join(keys)} (dataset a pattern or a list of them, "
+                            "reason non-empty)")
+        out.append(Allowed(str(e["experiment"]), tuple(str(d) for d in datasets),
+                           str(e["method"]), str(e["reason"])))
+    return out
+
+
+def stale_entries(cells: pd.DataFrame, allowed: Iterable[Allowed]) -> list[str]:
+    """The allow-list's data-set patterns that excuse no degenerate cell of ``cells``.
+
+    ``cells`` are :func:`check_health` rows.  Only entries whose experiment pattern matches an
+    experiment present in ``cells`` are judged (an entry for results not checked is not
+    stale).  A stale pattern is a fixed cell whose excuse outlived it: the allow-list is meant
+    to shrink as fixes land.
+    """
+    bad = cells[cells["degenerate"] > 0]
+    experiments = set(cells["experiment"])
+    out = []
+    for a in allowed:
+        if not any(fnmatchcase(e, a.experiment) for e in experiments):
+            continue
+        for pattern in a.datasets:
+            one = Allowed(a.experiment, (pattern,), a.method, a.reason)
+            if not any(one.matches(r.experiment, r.dataset, r.method)
+                       for r in bad.itertuples(index=False)):
+                out.append(f"{a.experiment}: {pattern} / {a.method}")
     return out
 
 
