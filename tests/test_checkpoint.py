@@ -11,12 +11,12 @@ import pytest
 import yaml
 
 from alprbf import __version__
-from alprbf.checkpoint import CHECKPOINT_FORMAT, Checkpoint, LoopState
-from alprbf.config import load_config
-from alprbf.execution import checkpoint_key
-from alprbf.protocol import run_task
-from alprbf.results import TIMING_COLUMNS, read_results
-from alprbf.runner import load_datasets, plan, run_experiment
+from alprbf.engine.checkpoint import CHECKPOINT_FORMAT, Checkpoint, LoopState
+from alprbf.engine.config import load_config
+from alprbf.engine.execution import checkpoint_key
+from alprbf.engine.protocol import run_task
+from alprbf.engine.runner import load_datasets, plan, run_experiment
+from alprbf.store.results import TIMING_COLUMNS, read_results
 
 from .conftest import write_config
 
@@ -195,7 +195,7 @@ def test_a_run_that_dies_leaves_a_checkpoint_directory_only_with_checkpoints_on(
         setup, tmp_path, monkeypatch, every):
     """The runner makes ``checkpoints/`` only when checkpoints are on; a run that dies
     (here: interrupted as its tasks start) leaves it then, and never with them off."""
-    import alprbf.runner as runner
+    import alprbf.engine.runner as runner
 
     def dying_fan_out(*args, **kwargs):
         raise KeyboardInterrupt
@@ -265,3 +265,4 @@ def test_a_checkpoint_outlives_an_extension_of_the_config_and_no_other_change(se
     got = read_results(out)
     assert got.loc[(got["task_id"] == task.task_id) & (got["iteration"] == 0),
                    "model_size"].tolist() == [12345]
+

@@ -9,7 +9,7 @@ import urllib.error
 import pytest
 from typer.testing import CliRunner
 
-from alprbf.cli_datasets import datasets_app
+from alprbf.cli.datasets import datasets_app
 from alprbf.datasets import DATASETS, fetch
 
 runner = CliRunner()

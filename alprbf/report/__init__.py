@@ -53,7 +53,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import UserError, unknown_name
-from ..results import read_failures, task_files
+from ..store.results import read_failures, task_files
 from . import health, metrics, plots, reference, stats, tables
 from . import html as pages
 from .io import (

@@ -1,7 +1,7 @@
 """``alprbf datasets ...``: list, describe, fetch and verify the data sets.
 
-Mounted by :mod:`alprbf.cli` as a sub-command; also runnable on its own with
-``python -m alprbf.cli_datasets``.
+Mounted by :mod:`alprbf.cli.commands` as a sub-command; also runnable on its own with
+``python -m alprbf.cli.datasets``.
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ from typing import Annotated
 import numpy as np
 import typer
 
-from .cli_common import run_app, user_errors
-from .datasets import DATASETS
-from .datasets.fetch import ENV_HOME, ENV_MIRROR, data_home, is_available, mirror_dir, resolve
-from .datasets.published import PublishedDataset
-from .errors import UserError
-from .registry import parameters_of
+from ..datasets import DATASETS
+from ..datasets.fetch import ENV_HOME, ENV_MIRROR, data_home, is_available, mirror_dir, resolve
+from ..datasets.published import PublishedDataset
+from ..errors import UserError
+from ..registry import parameters_of
+from .common import run_app, user_errors
 
 datasets_app = typer.Typer(no_args_is_help=True, help="List, describe, fetch and verify data sets.")
 

@@ -1,7 +1,7 @@
 """Mid-task checkpoints: the state of one task's query loop, saved now and then.
 
 A task runs ``budget`` queries; on the slow models (QBC for PRBF: one to two hours per fold)
-a run that dies would otherwise lose the whole task.  :func:`alprbf.protocol.run_task` saves
+a run that dies would otherwise lose the whole task.  :func:`alprbf.engine.protocol.run_task` saves
 its loop state (a :class:`LoopState`: model, strategy, random generator, observed labels, rows
 so far) with :meth:`Checkpoint.save` at most every ``every_seconds`` and, when started again,
 continues from the last saved query.  Everything the loop does after the save point depends
@@ -9,7 +9,7 @@ only on that state, so a resumed task gives the same rows as an uninterrupted on
 aside).
 
 The file is a pickle: load checkpoints only from results directories you wrote yourself.  It
-is keyed by the task's own definition (:func:`alprbf.protocol.task_digest`: data set, method,
+is keyed by the task's own definition (:func:`alprbf.engine.protocol.task_digest`: data set, method,
 protocol, repetition, fold) and the alprbf version; a checkpoint whose key differs (the task
 or the code changed) is ignored and overwritten, one whose config only gained data sets or
 methods is resumed.  A checkpoint that cannot be
@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from .fileio import write_atomic
+from ..store.fileio import write_atomic
 
 CHECKPOINT_FORMAT = 3
 """Layout of the pickled state; a checkpoint of another format is ignored (its task restarts).
