@@ -20,6 +20,9 @@ Beside it, ``<task_id>.progress.json`` says how far the saved state is (labels s
 the end, when it was saved) for ``alprbf status``, which must not unpickle.
 
 The file holds the pickled dict ``{"format": CHECKPOINT_FORMAT, "key": key, "state": LoopState}``.
+A pickle names each class by its module path; checkpoints written before the modules moved to
+their packages (``alprbf.checkpoint``, ``alprbf.kernels.svm``, ...) are read through
+:data:`MOVED_MODULES`, so that they resume as before.
 """
 
 from __future__ import annotations
@@ -79,6 +82,33 @@ class LoopState:
     new_rows: np.ndarray
     query_seconds: float
     remaining: int
+
+
+#: Module paths of alprbf before its layout by layer (old prefix -> new): checkpoints written
+#: then pickled their classes under the old paths (``alprbf.checkpoint.LoopState``,
+#: ``alprbf.kernels.svm.KernelSVC``); :meth:`Checkpoint.load` finds them at the new ones.
+MOVED_MODULES = {
+    **{f"alprbf.{m}": f"alprbf.engine.{m}" for m in (
+        "checkpoint", "config", "cpu", "execution", "initial", "protocol", "record", "runner",
+        "seeding", "status")},
+    **{f"alprbf.{m}": f"alprbf.store.{m}" for m in ("fileio", "results")},
+    "alprbf.kernels": "alprbf.svm_kernels",
+}
+
+
+def moved_module(module: str) -> str:
+    """Where a module of an older layout of alprbf is now (:data:`MOVED_MODULES`)."""
+    for old, new in MOVED_MODULES.items():
+        if module == old or module.startswith(old + "."):
+            return new + module[len(old):]
+    return module
+
+
+class _Unpickler(pickle.Unpickler):
+    """Unpickles classes of moved modules from their new place."""
+
+    def find_class(self, module: str, name: str):
+        return super().find_class(moved_module(module), name)
 
 
 CHECKPOINTS_DIR = "checkpoints"
@@ -154,7 +184,7 @@ class Checkpoint:
         another format."""
         try:
             with open(self.path, "rb") as fh:
-                payload = pickle.load(fh)
+                payload = _Unpickler(fh).load()
         except (FileNotFoundError, NotADirectoryError):   # nothing saved there
             return None
         except Exception as exc:  # noqa: BLE001 - a damaged checkpoint only costs the resume
