@@ -30,7 +30,7 @@ def _check_reference(cfg, full=None) -> None:
     ``pen_digits_qbc`` shares seed 000's); a misspelt data set is refused."""
     if cfg.reference:
         from ..datasets import DATASETS
-        from ..report import check_reference
+        from ..report.io import check_reference
 
         full = full or cfg
         check_reference(cfg.reference, [f"{m.label} / {s.label}" for m, s in full.methods],
@@ -400,9 +400,6 @@ def status(
                else "no run holds this directory now")
 
 
-LIST_KINDS = ("datasets", "models", "strategies")
-
-
 @app.command("list")
 @user_errors
 def list_(kind: Annotated[str | None, typer.Argument(help="datasets, models or strategies.")]
@@ -411,25 +408,18 @@ def list_(kind: Annotated[str | None, typer.Argument(help="datasets, models or s
     from rich.console import Console
     from rich.table import Table
 
-    from ..datasets import DATASETS
-    from ..models import MODELS
-    from ..registry import parameters_of
-    from ..strategies import STRATEGIES
+    from . import catalogue
 
-    check_choice(kind, LIST_KINDS, "kind")
-    regs = {"datasets": DATASETS, "models": MODELS, "strategies": STRATEGIES}
+    check_choice(kind, catalogue.KINDS, "kind")
+    rows = catalogue.load()   # what the registries hold, without importing them (seconds)
     console = Console()
-    for name in [kind] if kind else LIST_KINDS:
+    for name in [kind] if kind else catalogue.KINDS:
         table = Table(title=name, show_lines=False)
         table.add_column("name", style="bold")
         table.add_column("parameters (default)")
         table.add_column("description")
-        for key in regs[name]:
-            obj = regs[name][key]
-            params = parameters_of(obj, skip=("n_classes", "random_state"))
-            ps = ", ".join(f"{k}={v!r}" for k, v in params.items())
-            doc = (getattr(obj, "description", "") or (obj.__doc__ or "").strip().split("\n")[0])
-            table.add_row(key, ps, doc)
+        for row in rows[name]:
+            table.add_row(*row)
         console.print(table)
 
 
