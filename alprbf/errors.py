@@ -2,16 +2,22 @@
 
 A :class:`UserError` is raised for anything the user can fix (a bad config, an unknown name, a
 missing file).  The CLI prints its message on one line and exits with code 2, without a traceback.
+The lowest layer: plain Python, so that the command line can use it without loading NumPy.
 """
 
 from __future__ import annotations
 
+import difflib
 import sys
 from collections.abc import Iterable
 
-from .validation import did_you_mean
-
 __all__ = ["DataWarning", "UserError", "did_you_mean", "one_line_warning", "unknown_name"]
+
+
+def did_you_mean(value: str, choices: Iterable[str]) -> str:
+    """Return a ``" (did you mean 'x'?)"`` hint, or ``""`` when nothing is close."""
+    close = difflib.get_close_matches(str(value), [str(c) for c in choices], n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 class UserError(Exception):

@@ -1,4 +1,4 @@
-"""Parameter checks shared by estimators, option objects and strategies (the lowest layer).
+"""Parameter checks shared by estimators, option objects and strategies (a bottom layer).
 
 Every check raises :class:`ValueError` with a one-line message naming the parameter, the bad
 value and what is valid (with a "did you mean" hint for a near miss); the config layer turns
@@ -7,17 +7,12 @@ it into the user-facing one-line error.
 
 from __future__ import annotations
 
-import difflib
 import numbers
 from collections.abc import Iterable
 
 import numpy as np
 
-
-def did_you_mean(value: str, choices: Iterable[str]) -> str:
-    """Return a ``" (did you mean 'x'?)"`` hint, or ``""`` when nothing is close."""
-    close = difflib.get_close_matches(str(value), [str(c) for c in choices], n=1, cutoff=0.6)
-    return f" (did you mean '{close[0]}'?)" if close else ""
+from .errors import did_you_mean
 
 
 def _fail(owner: str, name: str, value, valid: str, hint: str = "") -> ValueError:

@@ -1,7 +1,7 @@
 """Seconds per query of active PRBF and QBC for PRBF, and the projected cost of `make table-000`.
 
-Runs the real active-learning loop (:func:`alprbf.protocol.run_task`, one BLAS thread as in the
-runner) on fold 0 of each (dataset, method) of ``configs/table_000.yaml`` for the first
+Runs the real active-learning loop (:func:`alprbf.engine.protocol.run_task`, one BLAS thread as in
+the runner) on fold 0 of each (dataset, method) of ``configs/table_000.yaml`` for the first
 ``--queries`` queries, then
 
 * reports the mean seconds per query (fit + query + evaluation) over the measured window,
@@ -37,10 +37,10 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from alprbf.checkpoint import Checkpoint
-from alprbf.config import load_config
-from alprbf.protocol import run_task
-from alprbf.runner import load_datasets, plan
+from alprbf.engine.checkpoint import Checkpoint
+from alprbf.engine.config import load_config
+from alprbf.engine.protocol import run_task
+from alprbf.engine.runner import load_datasets, plan
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -94,7 +94,7 @@ def from_checkpoint(cfg, path: Path, n_queries: int, threads: int) -> None:
     a network of 150-290 nodes, the committee's priors, the labels so far.  The file is read,
     never written or deleted.
     """
-    payload = pickle.loads(path.read_bytes())   # layout: see alprbf.checkpoint
+    payload = pickle.loads(path.read_bytes())   # layout: see alprbf.engine.checkpoint
     state = payload["state"]
     task_id = state.task_id
     task = next((t for t in plan(cfg) if t.task_id == task_id), None)

@@ -29,8 +29,8 @@ to three decimals.
 
 Kernels.  By default both sides run with the CPU's own NumPy and OpenBLAS kernels (on an
 AVX-512 CPU: NumPy's AVX-512 ``exp``, about 1 ns per value).  ``--kernels pinned`` pins them to
-the AVX2 level first, as every ``alprbf`` command does (:mod:`alprbf.cpu`): then NumPy's ``exp`` is
-the C library's, 4-5 ns per value (sklearn's side), and ours its compiled copy, 1.6 ns
+the AVX2 level first, as every ``alprbf`` command does (:mod:`alprbf.engine.cpu`): then NumPy's
+``exp`` is the C library's, 4-5 ns per value (sklearn's side), and ours its compiled copy, 1.6 ns
 (:mod:`alprbf.prbf._exp`).
 
 Allocator state.  sklearn's iteration allocates several (n, M) temporaries; glibc serves an
@@ -51,7 +51,7 @@ import ctypes.util
 import time
 import warnings
 
-from alprbf import cpu
+from alprbf.engine import cpu
 
 # --kernels is read before NumPy is imported (pinning must precede it); main's parser
 # inherits the same option
@@ -59,7 +59,7 @@ KERNELS = argparse.ArgumentParser(add_help=False)
 KERNELS.add_argument("--kernels", choices=["native", "pinned"], default="native",
                      help="native: the CPU's own kernels for NumPy and OpenBLAS (both sides); "
                           "pinned: the AVX2 kernels every `alprbf` command runs with "
-                          "(alprbf.cpu)")
+                          "(alprbf.engine.cpu)")
 if KERNELS.parse_known_args()[0].kernels == "pinned":
     cpu.pin_kernels()          # as the command line does
 

@@ -2,7 +2,7 @@
 
 Three measurements, each ratio taken within one run (same process, same load):
 
-1. **RWM** (``alprbf.kernels.gram.rwm_gram``): the Gram matrix between a 5 000-row pool and
+1. **RWM** (``alprbf.svm_kernels.gram.rwm_gram``): the Gram matrix between a 5 000-row pool and
    500 labeled rows, J = 20 full covariances, d = 36, against ``sklearn.metrics.pairwise.
    rbf_kernel`` of the same shape times J (goal: ratio <= 2). Medians of interleaved repeats.
 2. **LAP** (``LaplacianDeformation``): N = 4 000 pool rows, d = 36, an RBF base kernel, l = 500
@@ -47,7 +47,8 @@ from bench_em import median_times  # the benchmarks' interleaved-median timer
 from sklearn.metrics.pairwise import rbf_kernel
 from threadpoolctl import threadpool_limits
 
-from alprbf.kernels.gram import (
+from alprbf.models import MODELS
+from alprbf.svm_kernels.gram import (
     LaplacianDeformation,
     deformed_gram_direct,
     gmm_gram,
@@ -55,7 +56,6 @@ from alprbf.kernels.gram import (
     rbf_gram,
     rwm_gram,
 )
-from alprbf.models import MODELS
 
 
 def timed(fn):

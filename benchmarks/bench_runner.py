@@ -16,9 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
-from alprbf.config import parse_config
+from alprbf.engine.config import parse_config
+from alprbf.engine.runner import run_experiment
 from alprbf.models import MODELS, Learner
-from alprbf.runner import run_experiment
 
 BASE = {
     "name": "bench",

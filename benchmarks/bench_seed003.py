@@ -1,7 +1,7 @@
 """Per-query cost of seed 003's paradigms in the real loop, its growth with the pool, and the
 projected wall time of `make table-003 SCALE=full`.
 
-Runs :func:`alprbf.protocol.run_task` (one BLAS thread, as the runner's workers) on fold 0 of
+Runs :func:`alprbf.engine.protocol.run_task` (one BLAS thread, as the runner's workers) on fold 0 of
 each (data set, method) of ``configs/table_003.yaml`` for the first ``--rounds`` rounds (a round
 = one batch of queries, 5 in table_003, then one refit), and reports
 
@@ -37,9 +37,9 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from alprbf.config import load_config
-from alprbf.protocol import run_task
-from alprbf.runner import load_datasets, plan, validate
+from alprbf.engine.config import load_config
+from alprbf.engine.protocol import run_task
+from alprbf.engine.runner import load_datasets, plan, validate
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/metric_cost.py TASK_ID [CONFIG]   (default configs/table_003.yaml)
 
 Wraps the log-loss and the balanced-accuracy / macro-F1 computations of
-:func:`alprbf.protocol.run_task` with timers and prints their sums beside the task's
+:func:`alprbf.engine.protocol.run_task` with timers and prints their sums beside the task's
 ``eval_seconds`` (docs/cli.md quotes two table-003 tasks).
 """
 
@@ -13,9 +13,9 @@ import time
 
 from threadpoolctl import threadpool_limits
 
-from alprbf import protocol
-from alprbf.config import load_config
-from alprbf.runner import load_datasets, plan, select_tasks
+from alprbf.engine import protocol
+from alprbf.engine.config import load_config
+from alprbf.engine.runner import load_datasets, plan, select_tasks
 
 spent = {"log_loss": 0.0, "class_scores": 0.0}
 

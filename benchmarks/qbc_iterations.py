@@ -22,17 +22,17 @@ import tempfile
 import time
 from pathlib import Path
 
-from alprbf import cpu
+from alprbf.engine import cpu
 
 cpu.pin_kernels()          # as the command line does, before NumPy is imported
 
 import numpy as np  # noqa: E402
 
 import alprbf.prbf.qbc as qbc  # noqa: E402
-from alprbf.config import load_config  # noqa: E402
+from alprbf.engine.config import load_config  # noqa: E402
+from alprbf.engine.record import first_queries  # noqa: E402
+from alprbf.engine.runner import run_experiment  # noqa: E402
 from alprbf.prbf import has_converged  # noqa: E402
-from alprbf.record import first_queries  # noqa: E402
-from alprbf.runner import run_experiment  # noqa: E402
 
 
 def stop_iteration(history: np.ndarray, n_rows: int, tol: float) -> int:

@@ -29,10 +29,10 @@ import numpy as np
 import pandas as pd
 from scipy.stats import multivariate_normal
 
-from alprbf.config import load_config
-from alprbf.protocol import split_rows
-from alprbf.runner import load_datasets
-from alprbf.seeding import derive_seed
+from alprbf.engine.config import load_config
+from alprbf.engine.protocol import split_rows
+from alprbf.engine.runner import load_datasets
+from alprbf.engine.seeding import derive_seed
 
 
 def qda_on_training_rows(X: np.ndarray, y: np.ndarray, reg_covar: float) -> tuple[float, float]:

@@ -9,10 +9,10 @@ import sys
 
 import pytest
 
-from alprbf import cpu
+from alprbf.engine import cpu
 
 PINNED = {**cpu.PINNED, "OPENBLAS_NUM_THREADS": "1"}
-"""The kernels :mod:`alprbf.cpu` pins (OpenBLAS's Haswell, NumPy's AVX2 loops), one BLAS
+"""The kernels :mod:`alprbf.engine.cpu` pins (OpenBLAS's Haswell, NumPy's AVX2 loops), one BLAS
 thread."""
 
 x86_only = pytest.mark.skipif(not cpu.is_x86_64(),

@@ -1,4 +1,4 @@
-"""Synthetic result files for the report tests (written by alprbf.results.write_task, so that
+"""Synthetic result files for the report tests (written by alprbf.store.results.write_task, so that
 they carry the checksum files the readers verify)."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import numpy as np
 import pyarrow as pa
 from typer.testing import CliRunner
 
-from alprbf import results
 from alprbf.cli import app
-from alprbf.results import SCHEMA
+from alprbf.store import results
+from alprbf.store.results import SCHEMA
 
 
 def invoke_report(*args):

@@ -261,7 +261,7 @@ def test_table_000_configs_parse_with_the_intended_methods():
 
     import pandas as pd
 
-    from alprbf.config import load_config
+    from alprbf.engine.config import load_config
 
     root = Path(__file__).resolve().parents[1] / "configs"
     cfg = load_config(root / "table_000.yaml")

@@ -11,12 +11,12 @@ import pytest
 import yaml
 
 from alprbf import __version__
-from alprbf.checkpoint import CHECKPOINT_FORMAT, Checkpoint, LoopState
-from alprbf.config import load_config
-from alprbf.execution import checkpoint_key
-from alprbf.protocol import run_task
-from alprbf.results import TIMING_COLUMNS, read_results
-from alprbf.runner import load_datasets, plan, run_experiment
+from alprbf.engine.checkpoint import CHECKPOINT_FORMAT, Checkpoint, LoopState
+from alprbf.engine.config import load_config
+from alprbf.engine.execution import checkpoint_key
+from alprbf.engine.protocol import run_task
+from alprbf.engine.runner import load_datasets, plan, run_experiment
+from alprbf.store.results import TIMING_COLUMNS, read_results
 
 from .conftest import write_config
 
@@ -195,7 +195,7 @@ def test_a_run_that_dies_leaves_a_checkpoint_directory_only_with_checkpoints_on(
         setup, tmp_path, monkeypatch, every):
     """The runner makes ``checkpoints/`` only when checkpoints are on; a run that dies
     (here: interrupted as its tasks start) leaves it then, and never with them off."""
-    import alprbf.runner as runner
+    import alprbf.engine.runner as runner
 
     def dying_fan_out(*args, **kwargs):
         raise KeyboardInterrupt
@@ -265,3 +265,36 @@ def test_a_checkpoint_outlives_an_extension_of_the_config_and_no_other_change(se
     got = read_results(out)
     assert got.loc[(got["task_id"] == task.task_id) & (got["iteration"] == 0),
                    "model_size"].tolist() == [12345]
+
+
+def _old_module_paths(blob: bytes) -> bytes:
+    """A checkpoint as the layout before ``alprbf.engine`` and ``alprbf.svm_kernels`` wrote it:
+    the same state, its classes pickled under their old module paths."""
+    payload = pickle.loads(blob)
+    text = pickle.dumps(payload, protocol=2)        # protocol 2 names classes in plain text
+    assert b"alprbf.engine.checkpoint\nLoopState\n" in text
+    text = text.replace(b"alprbf.engine.checkpoint\n", b"alprbf.checkpoint\n")
+    return text.replace(b"alprbf.svm_kernels.", b"alprbf.kernels.")
+
+
+def test_a_checkpoint_of_the_old_module_layout_resumes(tmp_path):
+    """Checkpoints pickle classes by module path; one written before the modules moved
+    (``alprbf.checkpoint``, ``alprbf.kernels``) resumes to the uninterrupted rows."""
+    path = write_config(tmp_path / "c.yaml", model=None, strategy=None,
+                        methods=[{"model": "cmm_sha", "strategy": "random"}],
+                        protocol={"folds": 2, "seed": 3, "budget": BUDGET, "batch_size": 1,
+                                  "initial": {"method": "random", "size": 10}})
+    cfg = load_config(path)
+    task = plan(cfg)[1]
+    ds = load_datasets(cfg)[task.dataset.label]
+    ref = run_task(task, ds, cfg.protocol)
+    ck = Checkpoint(tmp_path / "c.pkl", "k", every_seconds=0.0)
+    with pytest.raises(Crash):
+        run_task(task, ds, cfg.protocol, on_query=_stop_at(STOP_AFTER), checkpoint=ck)
+    old = _old_module_paths(ck.path.read_bytes())
+    assert b"alprbf.kernels.cmm\nCMMShared\n" in old and b"alprbf.svm_kernels" not in old
+    ck.path.write_bytes(old)
+    calls = []
+    res = run_task(task, ds, cfg.protocol, on_query=calls.append, checkpoint=ck)
+    assert calls == [STOP_AFTER] + [1] * (BUDGET - STOP_AFTER)     # resumed, not restarted
+    pd.testing.assert_frame_equal(_comparable(res), _comparable(ref))

@@ -12,16 +12,17 @@ import pyarrow.parquet as pq
 import pytest
 from sklearn.metrics import balanced_accuracy_score, f1_score, log_loss
 
-from alprbf.checkpoint import Checkpoint
-from alprbf.config import load_config
-from alprbf.protocol import (
+from alprbf.engine.checkpoint import Checkpoint
+from alprbf.engine.config import load_config
+from alprbf.engine.protocol import (
     LOG_LOSS_CLIP,
     _test_log_loss,
     class_scores,
     clipped_log_loss,
     run_task,
 )
-from alprbf.results import (
+from alprbf.engine.runner import load_datasets, plan, run_experiment
+from alprbf.store.results import (
     DIAGNOSTIC_COLUMNS,
     METRIC_COLUMNS,
     TIMING_COLUMNS,
@@ -32,7 +33,6 @@ from alprbf.results import (
     task_files,
     write_task,
 )
-from alprbf.runner import load_datasets, plan, run_experiment
 
 from .conftest import write_config
 

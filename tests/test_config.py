@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from alprbf.config import load_config, parse_config
+from alprbf.engine.config import load_config, parse_config
+from alprbf.engine.runner import plan
 from alprbf.errors import UserError
-from alprbf.runner import plan
 
 BASE = {"name": "c", "dataset": ["iris", "wine"], "protocol": {"folds": 3, "repetitions": 2}}
 
@@ -69,7 +69,7 @@ def test_scale_can_shrink_models_and_data():
     smoke = cfg.with_scale("smoke")
     assert [m.params for m in smoke.models] == [{"C": 5.0}, {}]
     assert [m.label for m in smoke.models] == ["big", "gaussian_nb"]
-    from alprbf.runner import load_datasets
+    from alprbf.engine.runner import load_datasets
     ds = load_datasets(smoke)
     assert ds["iris"].n_samples == 60 and sorted(set(ds["iris"].y)) == [0, 1, 2]
     assert load_datasets(cfg)["iris"].n_samples == 150

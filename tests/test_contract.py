@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from alprbf.models import MODELS, Learner
-from alprbf.results import model_state_json
+from alprbf.store.results import model_state_json
 from alprbf.strategies import STRATEGIES, QueryStrategy
 
 K = 4            # classes of the task; class 3 is never labeled
@@ -201,9 +201,9 @@ def nearest_centroid():
 
 def test_a_new_model_is_covered_by_the_template_and_runs(nearest_centroid, tmp_path):
     check_model_contract(nearest_centroid)
-    from alprbf.config import parse_config
-    from alprbf.results import read_results
-    from alprbf.runner import run_experiment
+    from alprbf.engine.config import parse_config
+    from alprbf.engine.runner import run_experiment
+    from alprbf.store.results import read_results
 
     cfg = parse_config({
         "name": "nc", "dataset": {"name": "two_moons", "params": {"n_samples": 80}},

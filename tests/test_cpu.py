@@ -1,4 +1,4 @@
-"""The command line pins the CPU kernels before NumPy loads (alprbf/cpu.py)."""
+"""The command line pins the CPU kernels before NumPy loads (alprbf/engine/cpu.py)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import os
 import subprocess
 import sys
 
-from alprbf import cpu
+from alprbf.engine import cpu
 from tests.pinned import x86_only
 
-PROBE = ("import json, os, alprbf.cli, numpy; from alprbf.cpu import kernel_report; "
+PROBE = ("import json, os, alprbf.cli, numpy; from alprbf.engine.cpu import kernel_report; "
          "print(json.dumps(kernel_report()))")
 
 pytestmark = x86_only

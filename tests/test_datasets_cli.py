@@ -9,7 +9,7 @@ import urllib.error
 import pytest
 from typer.testing import CliRunner
 
-from alprbf.cli_datasets import datasets_app
+from alprbf.cli.datasets import datasets_app
 from alprbf.datasets import DATASETS, fetch
 
 runner = CliRunner()
@@ -79,3 +79,9 @@ def test_verify_passes_then_fails_on_a_corrupt_file(fake):
 def test_verify_reports_unavailable_without_failing(fake):
     res = runner.invoke(datasets_app, ["verify", "iris_uci"])
     assert res.exit_code == 0 and "0 ok, 0 failed, 1 not available" in res.output
+
+
+def test_the_help_names_the_variables_the_data_sets_read():
+    from alprbf.cli import datasets as cli_datasets
+
+    assert (cli_datasets.HOME_VAR, cli_datasets.MIRROR_VAR) == (fetch.ENV_HOME, fetch.ENV_MIRROR)

@@ -13,12 +13,12 @@ from sklearn.datasets import load_iris
 from typer.testing import CliRunner
 
 from alprbf.cli import app
-from alprbf.config import load_config
 from alprbf.datasets import DATASETS, fetch
 from alprbf.datasets.openml import DESCRIPTION_URL, FILE_URL, OpenML
+from alprbf.engine.config import load_config
+from alprbf.engine.runner import run_experiment
 from alprbf.errors import UserError
-from alprbf.results import read_results
-from alprbf.runner import run_experiment
+from alprbf.store.results import read_results
 
 ROWS = 10   # per class
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from alprbf.config import parse_config
 from alprbf.datasets import Preprocessing, make_dataset
+from alprbf.engine.config import parse_config
 from alprbf.errors import UserError
 
 RNG = np.random.default_rng(7)

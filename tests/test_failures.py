@@ -10,15 +10,15 @@ import time
 import pytest
 from typer.testing import CliRunner
 
-from alprbf import execution
 from alprbf.cli import FAILED_TASKS_EXIT, app
-from alprbf.config import load_config
-from alprbf.execution import TaskFailure
-from alprbf.protocol import TaskTimeout, run_task
+from alprbf.engine import execution
+from alprbf.engine.config import load_config
+from alprbf.engine.execution import TaskFailure
+from alprbf.engine.protocol import TaskTimeout, run_task
+from alprbf.engine.runner import load_datasets, plan, run_experiment
+from alprbf.engine.status import run_status
 from alprbf.report import build_report
-from alprbf.results import compare_results, failure_file, read_failures, task_file, task_files
-from alprbf.runner import load_datasets, plan, run_experiment
-from alprbf.status import run_status
+from alprbf.store.results import compare_results, failure_file, read_failures, task_file, task_files
 
 from .conftest import write_config
 

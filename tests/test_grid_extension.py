@@ -13,12 +13,12 @@ import yaml
 from typer.testing import CliRunner
 
 from alprbf.cli import app
-from alprbf.config import load_config
-from alprbf.record import check_record
+from alprbf.engine.config import load_config
+from alprbf.engine.record import check_record
+from alprbf.engine.runner import run_experiment
+from alprbf.engine.status import run_status
 from alprbf.report.io import load_results
-from alprbf.results import compare_results, run_digests, task_files
-from alprbf.runner import run_experiment
-from alprbf.status import run_status
+from alprbf.store.results import compare_results, run_digests, task_files
 from tests.conftest import write_config
 
 runner = CliRunner()

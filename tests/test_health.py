@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from alprbf.cli import app
 from alprbf.report import health, reference
-from alprbf.results import (
+from alprbf.store.results import (
     DIAGNOSTIC_COLUMNS,
     checksum_file,
     compare_results,

@@ -27,13 +27,13 @@ from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
-from alprbf.config import parse_config
 from alprbf.datasets import DATASETS
 from alprbf.datasets.fetch import is_available
-from alprbf.kernels.svm import DEFAULT_GRID
+from alprbf.engine.config import parse_config
+from alprbf.engine.protocol import run_task
+from alprbf.engine.runner import load_datasets, plan
 from alprbf.models import MODELS
-from alprbf.protocol import run_task
-from alprbf.runner import load_datasets, plan
+from alprbf.svm_kernels.svm import DEFAULT_GRID
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_classification
 
-from alprbf.config import load_config, parse_config
+from alprbf.engine.config import load_config, parse_config
+from alprbf.engine.protocol import task_seeds
+from alprbf.engine.runner import plan
 from alprbf.errors import UserError
 from alprbf.models import MODELS
-from alprbf.protocol import task_seeds
-from alprbf.runner import plan
 
 ROOT = Path(__file__).resolve().parent.parent
 

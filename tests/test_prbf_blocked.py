@@ -23,7 +23,7 @@ CTS = ("full", "diag", "spherical")
 
 @pytest.fixture(autouse=True)
 def _one_blas_thread():
-    # as every task runs (alprbf.execution); the blocked E-step needs it
+    # as every task runs (alprbf.engine.execution); the blocked E-step needs it
     with threadpool_limits(limits=1):
         yield
 
@@ -114,7 +114,7 @@ def test_blocked_e_step_has_the_bits_of_e_step(ct):
 
 @x86_only
 def test_blocked_e_step_applies_under_the_kernels_every_command_pins():
-    """In a process with the pinned kernels (alprbf.cpu), the probe finds OpenBLAS's Haswell
+    """In a process with the pinned kernels (alprbf.engine.cpu), the probe finds OpenBLAS's Haswell
     blocks (Q = 256, U = 4) and the blocked E-step equals the whole one for every type."""
     bounds = _pinned_results("_blocked_equals_whole")
     assert bounds == [list(k_partition(1400, 256, 4))] * 3

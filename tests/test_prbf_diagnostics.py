@@ -8,7 +8,7 @@ import pytest
 from sklearn.datasets import load_iris
 
 from alprbf.models import MODELS
-from alprbf.results import model_state_json
+from alprbf.store.results import model_state_json
 
 
 @pytest.fixture(scope="module")

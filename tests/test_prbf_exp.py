@@ -102,7 +102,7 @@ def test_the_choice_is_made_once_and_is_a_bool():
 @needs_glibc
 def test_the_pinned_kernels_use_the_compiled_exp():
     # every alprbf command pins NumPy to its AVX2 loops, where np.exp is the C library's
-    code = ("from alprbf import cpu; cpu.pin_kernels(); "
+    code = ("from alprbf.engine import cpu; cpu.pin_kernels(); "
             "from alprbf.prbf._exp import use_compiled_exp; print(use_compiled_exp())")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, env={**os.environ})

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from alprbf.config import Initial
-from alprbf.initial import density_initial, draw_m0_initial, initial_labeled, m0_initial
-from alprbf.protocol import make_folds
-from alprbf.seeding import derive_seed
+from alprbf.engine.config import Initial
+from alprbf.engine.initial import density_initial, draw_m0_initial, initial_labeled, m0_initial
+from alprbf.engine.protocol import make_folds
+from alprbf.engine.seeding import derive_seed
 
 
 def test_folds_partition_rows_and_are_stratified():

@@ -14,13 +14,13 @@ from sklearn.naive_bayes import GaussianNB
 from typer.testing import CliRunner
 
 from alprbf.cli import app
-from alprbf.config import load_config, parse_config
 from alprbf.datasets import make_dataset
+from alprbf.engine.config import load_config, parse_config
+from alprbf.engine.protocol import Task, run_task, split_rows
+from alprbf.engine.runner import draw_database, load_datasets, one_vs_rest, plan, run_experiment
+from alprbf.engine.seeding import derive_seed
 from alprbf.errors import UserError
-from alprbf.protocol import Task, run_task, split_rows
-from alprbf.results import read_results
-from alprbf.runner import draw_database, load_datasets, one_vs_rest, plan, run_experiment
-from alprbf.seeding import derive_seed
+from alprbf.store.results import read_results
 
 from .conftest import write_config
 
@@ -280,7 +280,7 @@ def test_pca_whiten_gives_unit_variance_components():
 
 
 def test_learners_that_use_categorical_columns_get_the_fold_mask():
-    from alprbf.protocol import model_params
+    from alprbf.engine.protocol import model_params
     rng = np.random.default_rng(0)
     X = np.column_stack([rng.normal(size=60), rng.integers(0, 3, 60), rng.normal(size=60)])
     y = np.repeat([0, 1], 30)

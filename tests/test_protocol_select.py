@@ -12,10 +12,10 @@ import pytest
 from typer.testing import CliRunner
 
 from alprbf.cli import app
-from alprbf.config import load_config
-from alprbf.protocol import run_task, select_strategy_param
-from alprbf.results import SELECTED_KEY, TIMING_COLUMNS, task_file
-from alprbf.runner import load_datasets, plan, run_experiment
+from alprbf.engine.config import load_config
+from alprbf.engine.protocol import run_task, select_strategy_param
+from alprbf.engine.runner import load_datasets, plan, run_experiment
+from alprbf.store.results import SELECTED_KEY, TIMING_COLUMNS, task_file
 
 from .conftest import write_config
 

@@ -11,11 +11,11 @@ import yaml
 from typer.testing import CliRunner
 
 from alprbf.cli import app
-from alprbf.config import parse_config
+from alprbf.engine.config import parse_config
+from alprbf.engine.record import check_record
+from alprbf.engine.runner import run_experiment
 from alprbf.errors import UserError
-from alprbf.record import check_record
-from alprbf.results import read_task, task_files, write_task
-from alprbf.runner import run_experiment
+from alprbf.store.results import read_task, task_files, write_task
 
 CONFIG = {
     "name": "rec", "dataset": [{"name": "iris"}, {"name": "wine"}],

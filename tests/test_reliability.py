@@ -18,8 +18,8 @@ from typer.testing import CliRunner
 
 from alprbf.cli import app
 from alprbf.errors import DataWarning
-from alprbf.fileio import exclusive_lock
-from alprbf.results import checksum_file, read_results, task_files
+from alprbf.store.fileio import exclusive_lock
+from alprbf.store.results import checksum_file, read_results, task_files
 
 #: process-level runs (signals, concurrent runs): left out of `make test-quick`
 pytestmark = pytest.mark.slow

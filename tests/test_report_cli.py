@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from alprbf import results
+from alprbf.store import results
 from tests.report_fixtures import (
     curve_rows,
     invoke_report,

@@ -124,7 +124,7 @@ def test_shipped_reference_files_are_valid():
         assert len(ref) > 0 and ref["source"].str.startswith("seed").all(), p.name
 
 
-def test_report_imports_no_models_strategies_protocol_or_runner():
+def test_report_imports_no_models_strategies_or_engine():
     import subprocess
     import sys
 
@@ -132,11 +132,10 @@ def test_report_imports_no_models_strategies_protocol_or_runner():
             "print(','.join(sorted(m for m in sys.modules if m.startswith('alprbf'))))")
     mods = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True).stdout.strip().split(",")
-    forbidden = ("alprbf.models", "alprbf.strategies", "alprbf.protocol", "alprbf.runner",
-                 "alprbf.execution", "alprbf.initial", "alprbf.prbf", "alprbf.datasets",
-                 "alprbf.config")
+    forbidden = ("alprbf.models", "alprbf.strategies", "alprbf.engine", "alprbf.prbf",
+                 "alprbf.datasets", "alprbf.svm_kernels", "alprbf.preclustering")
     assert [m for m in mods if m.startswith(forbidden)] == []
-    assert "alprbf.results" in mods
+    assert "alprbf.store.results" in mods
 
 
 def test_a_data_set_a_smaller_scale_left_out_is_not_run(tmp_path):

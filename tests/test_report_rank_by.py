@@ -11,7 +11,7 @@ import pytest
 from scipy import stats as sst
 
 from alprbf.report import build_report, stats
-from alprbf.results import read_task, task_files, write_task
+from alprbf.store.results import read_task, task_files, write_task
 
 from .report_fixtures import invoke_report, report_ok, synthetic_experiment
 

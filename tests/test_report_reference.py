@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from alprbf.config import load_config
+from alprbf.engine.config import load_config
 from alprbf.errors import UserError
 from alprbf.report import check_reference, reference
 from tests.report_fixtures import curve_rows, report_ok, write_run_json, write_task

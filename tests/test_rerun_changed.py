@@ -13,11 +13,17 @@ import pytest
 from typer.testing import CliRunner
 
 from alprbf.cli import app
-from alprbf.config import load_config
+from alprbf.engine.config import load_config
+from alprbf.engine.record import check_record
+from alprbf.engine.runner import run_experiment
 from alprbf.errors import UserError
-from alprbf.record import check_record
-from alprbf.results import checksum_file, compare_results, read_results, run_digests, task_files
-from alprbf.runner import run_experiment
+from alprbf.store.results import (
+    checksum_file,
+    compare_results,
+    read_results,
+    run_digests,
+    task_files,
+)
 from tests.conftest import write_config
 
 runner = CliRunner()

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from alprbf.cli import app
 from alprbf.errors import UserError
-from alprbf.results import (
+from alprbf.store.results import (
     COLUMNS,
     EXECUTION_KEY,
     compare_results,
@@ -142,7 +142,7 @@ def _legacy(root, task_id, df):
 
     import pyarrow as pa
 
-    from alprbf.results import SCHEMA, checksum_file
+    from alprbf.store.results import SCHEMA, checksum_file
 
     table = pa.Table.from_pandas(df, schema=SCHEMA, preserve_index=False)
     meta = {**table.schema.metadata, EXECUTION_KEY: json.dumps({"jobs": 2}).encode(),

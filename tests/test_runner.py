@@ -14,17 +14,17 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from alprbf.config import load_config
+from alprbf.engine.config import load_config
+from alprbf.engine.execution import default_task_threads
+from alprbf.engine.runner import run_experiment
 from alprbf.errors import UserError
-from alprbf.execution import default_task_threads
-from alprbf.results import (
+from alprbf.store.results import (
     COLUMNS,
     EXECUTION_KEY,
     KEY_COLUMNS,
     TIMING_COLUMNS,
     read_results,
 )
-from alprbf.runner import run_experiment
 
 from .conftest import write_config
 
@@ -72,7 +72,7 @@ def test_rows_follow_schema_and_protocol(tiny_config, tmp_path):
 def test_run_json_names_the_commits_of_the_task_files(tiny_config, tmp_path, monkeypatch):
     """A finished directory resumed at another commit keeps its run.json (nothing was
     computed there); tasks computed at a new commit add it and keep the earlier ones."""
-    import alprbf.runner as runner
+    import alprbf.engine.runner as runner
 
     cfg = load_config(tiny_config)
     out = tmp_path / "r"
@@ -168,7 +168,7 @@ def test_force_reruns_everything(tiny_config, tmp_path):
 
 
 def test_seeds_do_not_depend_on_process(tmp_path):
-    code = ("from alprbf.seeding import derive_seed, seed_int;"
+    code = ("from alprbf.engine.seeding import derive_seed, seed_int;"
             "print(seed_int(derive_seed(5, 'folds', 'iris', 0)))")
     outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                            env={**os.environ, "PYTHONHASHSEED": str(h)}).stdout for h in (1, 2)}
@@ -192,7 +192,7 @@ def test_only_runs_the_matching_tasks_and_a_full_run_fills_in_the_rest(tiny_conf
 
 
 def test_default_task_threads_share_the_cpus_between_workers(monkeypatch):
-    from alprbf import execution
+    from alprbf.engine import execution
 
     monkeypatch.setattr(execution, "cpu_count", lambda: 8)
     assert default_task_threads(1, "loky", None) == 8

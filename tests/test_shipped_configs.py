@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from alprbf.config import load_config
-from alprbf.runner import plan
+from alprbf.engine.config import load_config
+from alprbf.engine.runner import plan
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 SHIPPED = sorted(p for p in CONFIGS.rglob("*.yaml") if "references" not in p.parts)

@@ -8,16 +8,16 @@ import yaml
 from typer.testing import CliRunner
 
 from alprbf import __version__
-from alprbf.checkpoint import CHECKPOINTS_DIR, Checkpoint, checkpoint_file, progress_file
 from alprbf.cli import app
-from alprbf.config import load_config
+from alprbf.engine.checkpoint import CHECKPOINTS_DIR, Checkpoint, checkpoint_file, progress_file
+from alprbf.engine.config import load_config
+from alprbf.engine.execution import checkpoint_key
+from alprbf.engine.protocol import run_task
+from alprbf.engine.runner import load_datasets, plan, run_experiment
+from alprbf.engine.status import run_status
 from alprbf.errors import UserError
-from alprbf.execution import checkpoint_key
-from alprbf.fileio import exclusive_lock, lock_holder
-from alprbf.protocol import run_task
-from alprbf.results import TIMING_COLUMNS, read_task, task_file, task_files, task_seconds
-from alprbf.runner import load_datasets, plan, run_experiment
-from alprbf.status import run_status
+from alprbf.store.fileio import exclusive_lock, lock_holder
+from alprbf.store.results import TIMING_COLUMNS, read_task, task_file, task_files, task_seconds
 
 from .conftest import write_config
 

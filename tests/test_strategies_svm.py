@@ -12,11 +12,8 @@ from hypothesis import strategies as st
 from scipy.stats import multivariate_normal
 from sklearn.svm import SVC
 
-from alprbf.config import parse_config
+from alprbf.engine.config import parse_config
 from alprbf.errors import UserError
-from alprbf.kernels.density import MixtureDensity, precision_cholesky
-from alprbf.kernels.gram import rbf_gram
-from alprbf.kernels.svm import KernelSVC
 from alprbf.models import MODELS
 from alprbf.strategies import STRATEGIES
 from alprbf.strategies.svm import (
@@ -28,6 +25,9 @@ from alprbf.strategies.svm import (
     set_mixture_diversity,
     svm_margin,
 )
+from alprbf.svm_kernels.density import MixtureDensity, precision_cholesky
+from alprbf.svm_kernels.gram import rbf_gram
+from alprbf.svm_kernels.svm import KernelSVC
 
 # ------------------------------------------------------------------ hand-made mixture
 
@@ -345,8 +345,8 @@ def test_a_model_without_decision_values_is_refused_at_parse_time(name):
 
 
 def test_mixture_quantities_equal_the_density_module():
-    from alprbf.kernels.density import log_component_densities, log_density, responsibilities
     from alprbf.strategies.svm import _density_and_responsibilities
+    from alprbf.svm_kernels.density import log_component_densities, log_density, responsibilities
     X = np.random.default_rng(10).normal(1.0, 2.0, size=(15, 2))
     log_p, resp = _density_and_responsibilities(log_component_densities(mixture(), X), WEIGHTS)
     np.testing.assert_allclose(log_p, log_density(mixture(), X), rtol=1e-12)
@@ -398,8 +398,8 @@ def test_four_ds_batches_are_distinct_seeded_pool_rows(seed, n, n_lab, batch, lm
 def test_density_model_is_the_refined_model_with_refine(kernel):
     """refine=True: the strategies select with M_i, the pool's model revised with the labels
     of the last fit (seed 003 Alg. 1 lines 8 and 14), for every kernel."""
-    from alprbf.kernels.density import DensityOptions, covariance_of
-    from alprbf.kernels.refinement import refine_density
+    from alprbf.svm_kernels.density import DensityOptions, covariance_of
+    from alprbf.svm_kernels.refinement import refine_density
 
     X, _, y_obs = blobs(8)
     kw = dict(n_classes=4, random_state=0, kernel=kernel, C_grid=[1.0], gamma_grid=[0.5],

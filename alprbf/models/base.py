@@ -85,7 +85,7 @@ class Learner:
 
     def check_training_size(self, n_rows: int) -> None:
         """Raise ``ValueError`` (one line naming the parameter) if this learner cannot be
-        fitted on a training part of ``n_rows`` rows.  :func:`alprbf.runner.validate` asks it
+        fitted on a training part of ``n_rows`` rows.  :func:`alprbf.engine.runner.validate` asks it
         of every model before any task runs, with the smallest training part of the folds, so
         a limit that depends on the data fails as a one-line error, not mid-run.  Default:
         any size."""

@@ -1,4 +1,4 @@
-"""Loop adapters for the CMM classifiers of :mod:`alprbf.kernels.cmm` (seed 003, eqs 8-11).
+"""Loop adapters for the CMM classifiers of :mod:`alprbf.svm_kernels.cmm` (seed 003, eqs 8-11).
 
 Each learner wraps one estimator class (``estimator_class``); its config parameters are the
 estimator's (``random_state`` comes from the task seed, ``classes`` from the task, so every
@@ -16,8 +16,8 @@ class of the task has a posterior column and a class without labels has posterio
 
 from __future__ import annotations
 
-from ..kernels.cmm import CMMSeparate, CMMShared
-from ..kernels.density import density_summary
+from ..svm_kernels.cmm import CMMSeparate, CMMShared
+from ..svm_kernels.density import density_summary
 from .base import EstimatorLearner
 
 

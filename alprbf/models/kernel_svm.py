@@ -1,4 +1,4 @@
-"""Loop adapter of :class:`alprbf.kernels.svm.KernelSVC` (seed 003's SVM paradigms).
+"""Loop adapter of :class:`alprbf.svm_kernels.svm.KernelSVC` (seed 003's SVM paradigms).
 
 Its config parameters are the estimator's (``kernel``: rbf, rwm, gmm (project-defined) or
 lap; the grids; ``inner_folds``...).  Every ``fit`` hands the previous fit to the estimator, so
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels.svm import KernelSVC
+from ..svm_kernels.svm import KernelSVC
 from .base import EstimatorLearner
 
 

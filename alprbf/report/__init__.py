@@ -53,8 +53,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import UserError, unknown_name
-from ..results import read_failures, task_files
-from . import health, metrics, plots, reference, stats, tables
+from ..store.results import read_failures, task_files
+from . import health, metrics, reference, stats, tables
 from . import html as pages
 from .io import (
     SUMMARY,
@@ -490,6 +490,8 @@ def _html_page(exp: Experiment, rows: pd.DataFrame, df: pd.DataFrame, labels: pd
                parts: _Parts, out: Path, cells: pd.DataFrame | None,
                cell_health: pd.DataFrame, methods: list[dict]) -> Path:
     """``out/report.html``: the experiment's self-contained page (:mod:`alprbf.report.html`)."""
+    from . import plots  # matplotlib: loaded when a report draws, not before
+
     files = {p.name.removesuffix(".parquet"): p for p in task_files(exp.path)}
     ids = df.groupby(["dataset", "method"])["task_id"].unique()
     task_links = {(str(d), str(m)): [(files[t].name, pages.relative(files[t], out))
@@ -633,6 +635,8 @@ def _published_errors(cells: pd.DataFrame | None) -> pd.DataFrame | None:
 def _learning_curves(df: pd.DataFrame, out: Path, published: pd.DataFrame | None,
                      parts: _Parts) -> None:
     """The learning-curve figure of the cells with queries; notes for what it leaves out."""
+    from . import plots  # matplotlib: loaded when a report draws, not before
+
     curves = metrics.curve_stats(df, "test_error")
     size = curves.groupby(["dataset", "method"])["queries"].transform("size")
     drawn = curves[size >= 2]
@@ -662,6 +666,8 @@ def _rp_significance(scores: pd.DataFrame, opts: ReportOptions):
 def _ranked_performance(scores: pd.DataFrame, rp, out: Path, opts: ReportOptions,
                         parts: _Parts) -> None:
     """RP tables, the test that fits the number of methods, and the CD diagram."""
+    from . import plots  # matplotlib: loaded when a report draws, not before
+
     result, skipped = rp
     if skipped:
         parts.notes.append(f"Significance tests (Wilcoxon, or Friedman with Nemenyi and the "

@@ -6,7 +6,7 @@ cell (data set x method):
 
 * **constant predictor** at an evaluation: the model predicts one class on every row of the
   training part.  New task files say so directly (``n_pred_classes_pool == 1``, the
-  diagnostics columns of :data:`alprbf.results.DIAGNOSTIC_COLUMNS`).  Files written before
+  diagnostics columns of :data:`alprbf.store.results.DIAGNOSTIC_COLUMNS`).  Files written before
   the diagnostics existed are read by inference: a constant predictor of class ``c`` has
   labeled accuracy exactly equal to the share of ``c`` among the labeled rows (known from
   ``queried_labels``), and test and training-part accuracy both equal to ``c``'s share of

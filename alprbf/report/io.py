@@ -1,6 +1,6 @@
 """Reading result files and published reference values.
 
-The report only reads files: the runner's Parquet task files (read by :mod:`alprbf.results`),
+The report only reads files: the runner's Parquet task files (read by :mod:`alprbf.store.results`),
 its ``run.json`` metadata and an optional reference CSV.  Nothing here imports the models,
 strategies, protocol or runner.
 
@@ -8,7 +8,7 @@ Results layout
 --------------
 ``<root>/<experiment>/tasks/<task_id>.parquet``
     One file per task, one row per evaluated active-learning iteration; columns as in
-    :data:`alprbf.results.SCHEMA`.
+    :data:`alprbf.store.results.SCHEMA`.
 ``<root>/<experiment>/run.json``
     Run metadata, at least ``{"experiment": name, "config": {...}}``.
 ``<root>/<experiment>/reference.csv``
@@ -81,7 +81,7 @@ from typing import Any
 import pandas as pd
 
 from ..errors import UserError
-from ..results import TASKS_DIR, read_results, task_files
+from ..store.results import TASKS_DIR, read_results, task_files
 
 #: Metrics a reference file may name, with their unit (used in the comparison table).
 REFERENCE_METRICS: dict[str, str] = {
@@ -223,8 +223,8 @@ def load_results(root: str | Path) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        The rows of all task files with the columns of :data:`alprbf.results.COLUMNS`, sorted by
-        experiment, dataset, model, strategy, repetition, fold and iteration.
+        The rows of all task files with the columns of :data:`alprbf.store.results.COLUMNS`,
+        sorted by experiment, dataset, model, strategy, repetition, fold and iteration.
 
     Raises
     ------

@@ -340,7 +340,7 @@ def rp_scores(df: pd.DataFrame, measure: str = "train_best", ddof: int = 1,
 
 def tasks_lacking(df: pd.DataFrame, column: str) -> list[str]:
     """Task ids none of whose rows has a value in ``column`` (written before it existed; the
-    reader, :func:`alprbf.results.read_results`, fills such a column with nulls)."""
+    reader, :func:`alprbf.store.results.read_results`, fills such a column with nulls)."""
     have = df[column].notna().groupby(df["task_id"]).any()
     return sorted(have.index[~have.to_numpy()])
 
@@ -387,7 +387,7 @@ def cost_summary(df: pd.DataFrame, ddof: int = 1) -> pd.DataFrame:
     """Timing and model size per (dataset, method).
 
     A missing ``eval_seconds`` (task files written before it was recorded: null, see
-    :data:`alprbf.results.OPTIONAL_COLUMNS`) counts as 0 s, so the totals of such tasks leave
+    :data:`alprbf.store.results.OPTIONAL_COLUMNS`) counts as 0 s, so the totals of such tasks leave
     the evaluation out (the report says so in a note).
 
     Returns

@@ -503,7 +503,7 @@ def cost_table(cost: pd.DataFrame, notes: list[str] | None = None) -> Table:
 
 def failures_table(failures: list[dict], log_dir: str) -> Table:
     """The tasks whose last attempt failed or timed out (the records of
-    :func:`alprbf.results.read_failures`), one row each, with a link to its traceback
+    :func:`alprbf.store.results.read_failures`), one row each, with a link to its traceback
     (``log_dir``: the results directory relative to the report)."""
     data = pd.DataFrame(failures)
     disp = pd.DataFrame({

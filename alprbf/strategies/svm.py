@@ -5,7 +5,8 @@
 density, diversity of the query set, distribution over the mixture components) with weights
 that adapt to the state of the learning process, and fills a batch greedily.  Both need a
 learner with ``svm_decision_values(X)`` (``kernel_svm``); ``four_ds`` also needs
-``density_model()``, the variational mixture of the training rows (:mod:`alprbf.kernels.density`).
+``density_model()``, the variational mixture of the training rows
+(:mod:`alprbf.svm_kernels.density`).
 For RWM and GMM this is the kernel's own model; for RBF and LAP the learner fits one with the
 same options on first use (the paper's loop keeps a density model whatever the kernel).
 
@@ -20,7 +21,7 @@ votes into ``votes_k + c_k / (3 (|c_k| + 1))`` (``c_k`` the summed pairwise valu
 the winner ``a`` and the runner-up ``b`` of that ranking, ``|f(x)| = |f_ab(x)|``, the
 one-vs-one decision value of the pair (:func:`svm_margin`).  It is in the units of eq 17
 and equals ``|f(x)|`` with two classes.  ``multiclass="gap"`` is the alternative written in
-:mod:`alprbf.kernels.svm`: the gap between the two largest ``scores`` (vote difference plus a
+:mod:`alprbf.svm_kernels.svm`: the gap between the two largest ``scores`` (vote difference plus a
 squashed confidence difference).  With fewer than two labeled classes every row gets 0.
 
 4DS: where the paper is silent
@@ -77,7 +78,7 @@ The paper describes the self-adaptive weights in words and cites Reitmaier & Sic
   ``min(0.05 (batch - 1), 0.5)``).  The CV choice is not built into the strategy: scoring a
   value of lambda needs whole active-learning runs judged with labels the strategy never
   sees, so it belongs to the protocol: a strategy entry's ``select: {param: lmbda, values:
-  [0, 0.1, ..., 1], folds: 5}`` (:func:`alprbf.protocol.select_strategy_param`; 11 values x 5
+  [0, 0.1, ..., 1], folds: 5}`` (:func:`alprbf.engine.protocol.select_strategy_param`; 11 values x 5
   inner folds = 55 inner runs of 4DS per outer fold, each on 4/5 of the training part, i.e.
   about 44x the cost of one run).
 * **Ties** are broken at random by :func:`~.base.select_top`, one row per greedy step.
@@ -92,8 +93,8 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import logsumexp
 
-from ..kernels.density import log_component_densities
 from ..models.base import labeled_mask
+from ..svm_kernels.density import log_component_densities
 from ..validation import check_choice, check_real
 from .base import QueryStrategy, select_top
 

@@ -5,7 +5,7 @@ import pytest
 from sklearn.datasets import load_iris
 from sklearn.preprocessing import StandardScaler
 
-from alprbf.kernels.svm import KernelSVC
+from alprbf.svm_kernels.svm import KernelSVC
 
 
 def _iris_labels(per_class):
@@ -74,7 +74,7 @@ def test_direct_libsvm_predicts_what_svc_predicts(seed):
     # two to five classes, tiny and larger training sets, C over the grid, indefinite kernels
     from sklearn.svm import SVC
 
-    from alprbf.kernels.svm import precomputed_svc_predict
+    from alprbf.svm_kernels.svm import precomputed_svc_predict
     rng = np.random.default_rng(seed)
     n_classes = 2 + seed % 4
     n = [n_classes, 6, 30, 80][seed % 4] + n_classes
@@ -87,7 +87,7 @@ def test_direct_libsvm_predicts_what_svc_predicts(seed):
 
 
 def test_direct_libsvm_refuses_a_non_finite_kernel():
-    from alprbf.kernels.svm import precomputed_svc_predict
+    from alprbf.svm_kernels.svm import precomputed_svc_predict
     K_train, codes, K_test = _kernel_case(np.random.default_rng(0), 8, 3, 2, False)
     K_train[0, 1] = np.nan
     with pytest.raises(ValueError, match="non-finite"):
@@ -99,7 +99,7 @@ def test_direct_libsvm_is_silent():
     # output reaches the process's stdout, so run it in a fresh process and read that
     import subprocess
     import sys
-    code = ("import numpy as np; from alprbf.kernels.svm import precomputed_svc_predict as p; "
+    code = ("import numpy as np; from alprbf.svm_kernels.svm import precomputed_svc_predict as p; "
             "K = np.eye(4) + 0.1; print(p(K, np.array([0, 0, 1, 1]), K, 1.0).tolist())")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout

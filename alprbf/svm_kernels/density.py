@@ -125,7 +125,7 @@ SEED003_M0 = {"initial_components": (1, 2, 3, 4, 6, 8, 12, 20), "representativit
               "search_rows": 1000}
 """Seed 003's density model M0 as issue 50 reads it (docs/decisions/0301): the options of the
 ``density`` block of table 003's ``kernel_svm`` methods, and of Algorithm 2's M0
-(:func:`alprbf.initial.m0_initial`)."""
+(:func:`alprbf.engine.initial.m0_initial`)."""
 SELECTIONS = ("min", "one_se")
 """How the grid's winner is chosen from the representativity (module docstring)."""
 _BLOCK_CELLS = 2**22   # pairwise cells per block of the Parzen evaluation (32 MiB of float64)

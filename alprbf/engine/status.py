@@ -19,11 +19,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..errors import UserError
+from ..store.fileio import lock_holder
+from ..store.results import read_failures, run_digest, task_file, task_problem, task_seconds
 from .checkpoint import CHECKPOINTS_DIR, Progress, checkpoint_file, read_progress
 from .config import Config
-from .errors import UserError
-from .fileio import lock_holder
-from .results import read_failures, run_digest, task_file, task_problem, task_seconds
 from .runner import default_out_dir, holds_results_of, plan, select_tasks
 
 
@@ -42,12 +42,12 @@ class CellStatus:
     in_flight : int
         Unfinished tasks with a checkpoint (running now, or resumed by the next run).
     progress : dict
-        Task id -> :class:`~alprbf.checkpoint.Progress` of the tasks in flight whose
+        Task id -> :class:`~alprbf.engine.checkpoint.Progress` of the tasks in flight whose
         checkpoint has a progress file.
     damaged : int
         Task files that fail their checksum (the next run redoes them).
     failed : dict
-        Task id -> failure record (:func:`alprbf.results.read_failures`) of the unfinished
+        Task id -> failure record (:func:`alprbf.store.results.read_failures`) of the unfinished
         tasks whose last attempt failed or timed out (the next run retries them).
     seconds : float
         Summed task-seconds of the finished tasks.
@@ -112,7 +112,7 @@ def run_status(cfg: Config, out: str | Path | None = None,
     cfg : Config
         Already scaled (see :meth:`Config.with_scale`).
     out : path, optional
-        Results directory; default :func:`alprbf.runner.default_out_dir`.
+        Results directory; default :func:`alprbf.engine.runner.default_out_dir`.
     only : sequence of str, optional
         The ``fnmatch`` patterns of ``alprbf run --only``: count just those tasks.
 

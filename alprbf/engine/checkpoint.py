@@ -1,7 +1,7 @@
 """Mid-task checkpoints: the state of one task's query loop, saved now and then.
 
 A task runs ``budget`` queries; on the slow models (QBC for PRBF: one to two hours per fold)
-a run that dies would otherwise lose the whole task.  :func:`alprbf.protocol.run_task` saves
+a run that dies would otherwise lose the whole task.  :func:`alprbf.engine.protocol.run_task` saves
 its loop state (a :class:`LoopState`: model, strategy, random generator, observed labels, rows
 so far) with :meth:`Checkpoint.save` at most every ``every_seconds`` and, when started again,
 continues from the last saved query.  Everything the loop does after the save point depends
@@ -9,7 +9,7 @@ only on that state, so a resumed task gives the same rows as an uninterrupted on
 aside).
 
 The file is a pickle: load checkpoints only from results directories you wrote yourself.  It
-is keyed by the task's own definition (:func:`alprbf.protocol.task_digest`: data set, method,
+is keyed by the task's own definition (:func:`alprbf.engine.protocol.task_digest`: data set, method,
 protocol, repetition, fold) and the alprbf version; a checkpoint whose key differs (the task
 or the code changed) is ignored and overwritten, one whose config only gained data sets or
 methods is resumed.  A checkpoint that cannot be
@@ -20,6 +20,9 @@ Beside it, ``<task_id>.progress.json`` says how far the saved state is (labels s
 the end, when it was saved) for ``alprbf status``, which must not unpickle.
 
 The file holds the pickled dict ``{"format": CHECKPOINT_FORMAT, "key": key, "state": LoopState}``.
+A pickle names each class by its module path; checkpoints written before the modules moved to
+their packages (``alprbf.checkpoint``, ``alprbf.kernels.svm``, ...) are read through
+:data:`MOVED_MODULES`, so that they resume as before.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from .fileio import write_atomic
+from ..store.fileio import write_atomic
 
 CHECKPOINT_FORMAT = 3
 """Layout of the pickled state; a checkpoint of another format is ignored (its task restarts).
@@ -79,6 +82,33 @@ class LoopState:
     new_rows: np.ndarray
     query_seconds: float
     remaining: int
+
+
+#: Module paths of alprbf before its layout by layer (old prefix -> new): checkpoints written
+#: then pickled their classes under the old paths (``alprbf.checkpoint.LoopState``,
+#: ``alprbf.kernels.svm.KernelSVC``); :meth:`Checkpoint.load` finds them at the new ones.
+MOVED_MODULES = {
+    **{f"alprbf.{m}": f"alprbf.engine.{m}" for m in (
+        "checkpoint", "config", "cpu", "execution", "initial", "protocol", "record", "runner",
+        "seeding", "status")},
+    **{f"alprbf.{m}": f"alprbf.store.{m}" for m in ("fileio", "results")},
+    "alprbf.kernels": "alprbf.svm_kernels",
+}
+
+
+def moved_module(module: str) -> str:
+    """Where a module of an older layout of alprbf is now (:data:`MOVED_MODULES`)."""
+    for old, new in MOVED_MODULES.items():
+        if module == old or module.startswith(old + "."):
+            return new + module[len(old):]
+    return module
+
+
+class _Unpickler(pickle.Unpickler):
+    """Unpickles classes of moved modules from their new place."""
+
+    def find_class(self, module: str, name: str):
+        return super().find_class(moved_module(module), name)
 
 
 CHECKPOINTS_DIR = "checkpoints"
@@ -154,7 +184,7 @@ class Checkpoint:
         another format."""
         try:
             with open(self.path, "rb") as fh:
-                payload = pickle.load(fh)
+                payload = _Unpickler(fh).load()
         except (FileNotFoundError, NotADirectoryError):   # nothing saved there
             return None
         except Exception as exc:  # noqa: BLE001 - a damaged checkpoint only costs the resume

@@ -1,10 +1,10 @@
 """The initial labeled set drawn from a fold's training part: random, per class, density-based
 (seed 003, Algorithm 2) or all of it.
 
-The draws depend only on the generator handed in; :func:`alprbf.protocol.run_task` derives it
+The draws depend only on the generator handed in; :func:`alprbf.engine.protocol.run_task` derives it
 from the seed, the dataset, the repetition and the fold, so every method of an experiment
 starts from the same labels.  Whether the training part can hold the set is checked before
-(:func:`alprbf.protocol.feasible_folds`).
+(:func:`alprbf.engine.protocol.feasible_folds`).
 """
 
 from __future__ import annotations
@@ -14,16 +14,16 @@ import json
 
 import numpy as np
 
-from .config import Initial
-from .errors import UserError
-from .kernels.density import (
+from ..errors import UserError
+from ..prbf import estimate_log_gaussian_prob
+from ..svm_kernels.density import (
     SEED003_M0,
     DensityOptions,
     fit_density,
     log_component_densities,
     responsibilities,
 )
-from .prbf import estimate_log_gaussian_prob
+from .config import Initial
 
 
 def initial_labeled(X: np.ndarray, y: np.ndarray, initial: Initial, n_classes: int,
@@ -37,7 +37,7 @@ def initial_labeled(X: np.ndarray, y: np.ndarray, initial: Initial, n_classes: i
     y : ndarray of shape (n_train,)
         Its class codes.
     initial : Initial
-        Method and size (:meth:`~alprbf.config.Initial.n_rows`); the part must be large
+        Method and size (:meth:`~alprbf.engine.config.Initial.n_rows`); the part must be large
         enough.
     n_classes : int
     rng : numpy.random.Generator
@@ -112,8 +112,8 @@ def seed_int_from_rng(rng: np.random.Generator) -> int:
 
 _M0_PICKS: dict[str, tuple[np.ndarray, dict]] = {}
 """Memo of :func:`m0_initial` within a process: every method of a fold draws the same initial
-set from the same rows and seed (:func:`alprbf.protocol.run_task`), and M0's grid search costs
-seconds to minutes, so a worker computes it once per fold.  Keyed by the rows, the size, the
+set from the same rows and seed (:func:`alprbf.engine.protocol.run_task`), and M0's grid search
+costs seconds to minutes, so a worker computes it once per fold.  Keyed by the rows, the size, the
 categorical mask and the generator's state before the call; a hit returns the same picks and
 leaves the generator in the state the call would, so results are bit-identical."""
 _M0_MEMO_SIZE = 64
@@ -140,8 +140,8 @@ def draw_m0_initial(X: np.ndarray, size: int, rng: np.random.Generator, categori
                     top_fraction: float = 0.1) -> np.ndarray:
     """Algorithm 2 on the density model M0 of seed 003 (the reading of issue 50, part 2).
 
-    M0 is :func:`~alprbf.kernels.density.fit_density` with the options of
-    :data:`~alprbf.kernels.density.SEED003_M0` (the model class and search of the
+    M0 is :func:`~alprbf.svm_kernels.density.fit_density` with the options of
+    :data:`~alprbf.svm_kernels.density.SEED003_M0` (the model class and search of the
     ``kernel_svm`` methods' ``density`` block of table 003), fitted once per fold with a seed
     from ``rng``, so that every method starts from the same labels.  Components that carry no
     data are never drawn: a component is eligible while it is the most responsible component

@@ -17,12 +17,12 @@ from typing import Any
 
 import yaml
 
-from .datasets import DATASETS, Preprocessing
-from .datasets.preprocessing import STANDARDIZE
-from .errors import UserError, did_you_mean
-from .models import MODELS
-from .registry import Registry, check_params
-from .strategies import STRATEGIES
+from ..datasets import DATASETS, Preprocessing
+from ..datasets.preprocessing import STANDARDIZE
+from ..errors import UserError, did_you_mean
+from ..models import MODELS
+from ..registry import Registry, check_params
+from ..strategies import STRATEGIES
 
 INITIAL_METHODS = ("random", "per_class", "density", "density_m0", "all")
 SCALES = ("smoke", "full")
@@ -53,8 +53,8 @@ class ModelSpec(Component):
     """A model of the grid.
 
     ``seed_key`` (empty: the label) names the model in the derivation of its task's model seed
-    and strategy stream (:func:`alprbf.protocol.task_seeds`).  Models that are compared paired
-    (e.g. seed 002's constrained and plain PRBF at one M) give the same key, so on every task
+    and strategy stream (:func:`alprbf.engine.protocol.task_seeds`).  Models that are compared
+    paired (e.g. seed 002's constrained and plain PRBF at one M) give the same key, so on every task
     both start from the same random draws (the same initial network) and their difference is
     the method's, not the draw's; without a key each model's draws follow its own label.
     """
@@ -70,7 +70,7 @@ class StrategySpec(Component):
     ``select`` (empty: none) chooses one strategy parameter per task by inner cross-validation
     on the task's training part (seed 003 picks 4DS's lambda so):
     ``{"param": name, "values": [...], "folds": k}``; see
-    :func:`alprbf.protocol.select_strategy_param`.
+    :func:`alprbf.engine.protocol.select_strategy_param`.
     """
 
     batch_size: int = 0
@@ -297,7 +297,7 @@ class Config:
         unchanged.  A task's rows depend only on its data set, its method, the protocol and
         the seeds derived from their labels, so the results of ``old`` are then results of
         this config: a run may add the new tasks to them
-        (:func:`alprbf.runner.run_experiment`).
+        (:func:`alprbf.engine.runner.run_experiment`).
         """
         shared = self.shared_grid(old, old_digest)
         return shared is not None and shared.covers_old
@@ -311,7 +311,7 @@ class Config:
         overrides (``scales``; the config is already scaled): then no task of ``old`` is a
         task of this config.  Otherwise the labels of the data sets and methods both define
         alike (same label, model, strategy and parameters): a task of both is the same task
-        (:func:`alprbf.runner.run_experiment` keeps its file with ``rerun_changed``).
+        (:func:`alprbf.engine.runner.run_experiment` keeps its file with ``rerun_changed``).
         """
         old = json.loads(json.dumps(old, default=str))   # a deep copy, JSON types only
         try:

@@ -1,6 +1,6 @@
 """What every ``alprbf`` command shares: user errors as one line and exit code 2.
 
-Imported by :mod:`alprbf.cli` and :mod:`alprbf.cli_datasets` (which import nothing of each
+Imported by :mod:`alprbf.cli.commands` and :mod:`alprbf.cli.datasets` (which import nothing of each
 other's but the mounting of the sub-commands).
 """
 
@@ -12,7 +12,7 @@ import warnings
 
 import typer
 
-from .errors import UserError, did_you_mean, one_line_warning
+from ..errors import UserError, did_you_mean, one_line_warning
 
 
 def user_errors(fn):

@@ -1,30 +1,38 @@
 """``alprbf datasets ...``: list, describe, fetch and verify the data sets.
 
-Mounted by :mod:`alprbf.cli` as a sub-command; also runnable on its own with
-``python -m alprbf.cli_datasets``.
+Mounted by :mod:`alprbf.cli.commands` as a sub-command; also runnable on its own with
+``python -m alprbf.cli.datasets``.
 """
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Annotated
 
-import numpy as np
 import typer
 
-from .cli_common import run_app, user_errors
-from .datasets import DATASETS
-from .datasets.fetch import ENV_HOME, ENV_MIRROR, data_home, is_available, mirror_dir, resolve
-from .datasets.published import PublishedDataset
-from .errors import UserError
-from .registry import parameters_of
+from ..errors import UserError
+from .common import run_app, user_errors
 
 datasets_app = typer.Typer(no_args_is_help=True, help="List, describe, fetch and verify data sets.")
 
+# The variables of alprbf.datasets.fetch (ENV_HOME, ENV_MIRROR), spelt out here so that `--help`
+# need not import the data sets (pandas, sklearn); tests/test_datasets_cli.py checks they agree.
+HOME_VAR, MIRROR_VAR = "ALPRBF_DATA_HOME", "ALPRBF_DATA_MIRROR"
+
 HomeOpt = Annotated[Path | None, typer.Option("--data-home", help=f"Cache directory (default: "
-                                              f"${ENV_HOME} or the user cache dir).")]
+                                              f"${HOME_VAR} or the user cache dir).")]
 MirrorOpt = Annotated[Path | None, typer.Option("--mirror", help=f"Read-only local mirror "
-                                                f"(default: ${ENV_MIRROR}).")]
+                                                f"(default: ${MIRROR_VAR}).")]
+
+
+def _registry():
+    """The data set registry (imported when a command runs, not with ``--help``)."""
+    from ..datasets import DATASETS
+
+    return DATASETS
+
 
 def _paper(cls) -> tuple[str, int, int, int, str] | None:
     """(tables, n, d, K, note) as the papers print a data set class, or None if they do not."""
@@ -34,19 +42,31 @@ def _paper(cls) -> tuple[str, int, int, int, str] | None:
     return cls.papers, n, d, k, cls.paper_note
 
 
-# Shapes printed in the papers' data tables: (table, n, d, K, note on any difference), as the
-# data set classes declare them (``papers``, ``paper_shape`` or ``expected``, ``paper_note``).
-PAPER = {name: row for name in DATASETS if (row := _paper(DATASETS[name])) is not None}
+@functools.cache
+def paper_shapes() -> dict[str, tuple[str, int, int, int, str]]:
+    """Shapes printed in the papers' data tables: name -> (table, n, d, K, note on any
+    difference), as the data set classes declare them (``papers``, ``paper_shape`` or
+    ``expected``, ``paper_note``)."""
+    datasets = _registry()
+    return {name: row for name in datasets if (row := _paper(datasets[name])) is not None}
+
+
+def _published(cls) -> bool:
+    from ..datasets.published import PublishedDataset
+
+    return issubclass(cls, PublishedDataset)
 
 
 def _origin(cls) -> str:
-    if issubclass(cls, PublishedDataset):
+    if _published(cls):
         return "file"
     return getattr(cls, "source", "") or "generated"
 
 
 def _availability(cls, home, mirror) -> str:
-    if not issubclass(cls, PublishedDataset):
+    from ..datasets.fetch import is_available
+
+    if not _published(cls):
         return "n/a"
     places = [is_available(cls.folder, f, home=home, mirror=mirror) for f in cls.files]
     if all(p == "cache" for p in places):
@@ -70,12 +90,15 @@ def list_cmd(data_home_: HomeOpt = None, mirror: MirrorOpt = None) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from ..datasets.fetch import data_home, mirror_dir
+
     mirror_dir(mirror)  # refuse a bad mirror path early
+    datasets = _registry()
     table = Table(title=f"data sets (cache: {data_home(data_home_)})")
     for col in ("name", "n", "d", "K", "source", "cached?", "description"):
         table.add_column(col, justify="right" if col in ("n", "d", "K") else "left")
-    for name in DATASETS:
-        cls = DATASETS[name]
+    for name in datasets:
+        cls = datasets[name]
         n, d, k = _shape(cls)
         table.add_row(name, n, d, k, _origin(cls), _availability(cls, data_home_, mirror),
                       getattr(cls, "description", ""))
@@ -87,20 +110,23 @@ def list_cmd(data_home_: HomeOpt = None, mirror: MirrorOpt = None) -> None:
 def info_cmd(name: Annotated[str, typer.Argument(help="Registered data set name.")],
              data_home_: HomeOpt = None, mirror: MirrorOpt = None) -> None:
     """Description, citation, licence, parameters and files of one data set."""
-    cls = DATASETS[name]
+    from ..datasets.fetch import is_available
+    from ..registry import parameters_of
+
+    cls = _registry()[name]
     doc = (cls.__doc__ or "").strip()
     lines = [f"{name}: {getattr(cls, 'description', '')}", "", doc, ""]
     n, d, k = _shape(cls)
     lines.append(f"expected shape: n={n} d={d} K={k}")
-    if name in PAPER:
-        t, pn, pd_, pk, note = PAPER[name]
+    if name in paper_shapes():
+        t, pn, pd_, pk, note = paper_shapes()[name]
         lines.append(f"paper ({t}): n={pn} d={pd_} K={pk}" + (f" - {note}" if note else ""))
     for attr in ("citation", "licence", "homepage"):
         if getattr(cls, attr, ""):
             lines.append(f"{attr}: {getattr(cls, attr)}")
     params = parameters_of(cls)
     lines.append("parameters: " + (", ".join(f"{k}={v!r}" for k, v in params.items()) or "none"))
-    if issubclass(cls, PublishedDataset):
+    if _published(cls):
         counts = ", ".join(f"{c}: {v}" for c, v in cls.class_counts.items())
         lines.append(f"class counts (all rows): {counts}")
         lines.append(f"files (folder '{cls.folder}' in the cache / mirror):")
@@ -122,11 +148,14 @@ def fetch_cmd(name: Annotated[str | None, typer.Argument(help="Data set name.")]
     """Make a data set's files available: cache, else mirror, else download (verified)."""
     if all_ == (name is not None):
         raise UserError("give a data set NAME or --all (not both); see 'alprbf datasets list'")
-    names = [n for n in DATASETS if issubclass(DATASETS[n], PublishedDataset)] if all_ else [name]
+    from ..datasets.fetch import resolve
+
+    datasets = _registry()
+    names = [n for n in datasets if _published(datasets[n])] if all_ else [name]
     failed = 0
     for n in names:
-        cls = DATASETS[n]
-        if not issubclass(cls, PublishedDataset):
+        cls = datasets[n]
+        if not _published(cls):
             typer.echo(f"{n}: generated or bundled, nothing to fetch")
             continue
         for f in cls.files:
@@ -144,10 +173,12 @@ def fetch_cmd(name: Annotated[str | None, typer.Argument(help="Data set name.")]
 
 def verify_one(name: str, home=None, mirror=None, allow_download: bool = False) -> dict:
     """Load one data set and check it; returns a row for the verify table."""
-    cls = DATASETS[name]
+    import numpy as np
+
+    cls = _registry()[name]
     row = {"name": name, "status": "ok", "n": "", "d": "", "K": "", "source": "", "detail": ""}
-    if name in PAPER:
-        t, pn, pd_, pk, note = PAPER[name]
+    if name in paper_shapes():
+        t, pn, pd_, pk, note = paper_shapes()[name]
         row["paper"] = f"{pn} x {pd_} x {pk} ({t})"
         row["detail"] = note
     if name == "file":
@@ -157,7 +188,7 @@ def verify_one(name: str, home=None, mirror=None, allow_download: bool = False) 
         row.update(status="skipped", detail="any OpenML id: needs params data_id")
         return row
     try:
-        if issubclass(cls, PublishedDataset):
+        if _published(cls):
             if not allow_download and _availability(cls, home, mirror) in ("no", "partial"):
                 row["status"] = "missing"
                 row["detail"] = "files not in cache or mirror (alprbf datasets fetch " + name + ")"
@@ -188,10 +219,13 @@ def verify_cmd(names: Annotated[list[str] | None, typer.Argument(help="Data sets
     from rich.console import Console
     from rich.table import Table
 
+    from ..datasets.fetch import mirror_dir
+
     mirror_dir(mirror)
+    datasets = _registry()
     for n in names or []:
-        DATASETS[n]  # unknown names -> UserError with the valid choices
-    rows = [verify_one(n, data_home_, mirror, download) for n in (names or list(DATASETS))]
+        datasets[n]  # unknown names -> UserError with the valid choices
+    rows = [verify_one(n, data_home_, mirror, download) for n in (names or list(datasets))]
     table = Table(title="dataset verification")
     for col in ("name", "status", "n", "d", "K", "paper n x d x K (table)", "source", "detail"):
         table.add_column(col, overflow="fold")

@@ -14,17 +14,17 @@ Time limit.  With ``timeout`` seconds a task that runs longer is stopped and com
 
 * in the main thread of its process (``--jobs 1`` in process, and loky workers, which run
   their calls in their main thread): a ``SIGALRM`` interval timer raises
-  :class:`~alprbf.protocol.TaskTimeout` wherever the task is.  Python delivers a signal
+  :class:`~alprbf.engine.protocol.TaskTimeout` wherever the task is.  Python delivers a signal
   between bytecodes only, so a single long call into compiled code (one BLAS/LAPACK call,
   one libsvm fit) is stopped when it returns, not during it;
 * elsewhere (dask workers run tasks in threads, where no signal handler can be installed;
-  platforms without ``setitimer``): the loop of :func:`~alprbf.protocol.run_task` checks
+  platforms without ``setitimer``): the loop of :func:`~alprbf.engine.protocol.run_task` checks
   the clock after every fit, evaluation and query, so a task stops at the first check past
   its limit: one fit or query late at most.
 
 Neither kills a process: a task stuck in compiled code that never returns keeps its worker
 (the run's own end, Ctrl-C, stops it).  The limit counts this attempt only: a task resumed
-from a checkpoint gets the whole limit again.  :class:`~alprbf.protocol.TaskTimeout` derives
+from a checkpoint gets the whole limit again.  :class:`~alprbf.engine.protocol.TaskTimeout` derives
 from ``BaseException`` so that a model's own ``except Exception`` cannot swallow it.
 """
 
@@ -44,10 +44,10 @@ import pandas as pd
 from joblib import Parallel, cpu_count, delayed, parallel_config
 from threadpoolctl import threadpool_limits
 
+from ..datasets import Dataset
+from ..errors import UserError, one_line_warning
 from .checkpoint import Checkpoint, checkpoint_file
 from .config import Protocol
-from .datasets import Dataset
-from .errors import UserError, one_line_warning
 from .protocol import Task, TaskTimeout, run_task, task_digest
 
 BACKENDS = ("loky", "dask")
@@ -109,7 +109,7 @@ def default_task_threads(jobs: int, backend: str, scheduler: str | None) -> int:
 
 @contextlib.contextmanager
 def _alarm(seconds: float | None) -> Iterator[bool]:
-    """Raise :class:`~alprbf.protocol.TaskTimeout` in this thread after ``seconds`` (a
+    """Raise :class:`~alprbf.engine.protocol.TaskTimeout` in this thread after ``seconds`` (a
     ``SIGALRM`` interval timer); yields whether the timer is armed (only in a main thread,
     where ``setitimer`` exists; otherwise the caller relies on the loop's own checks)."""
     armed = (seconds is not None and hasattr(signal, "setitimer")
@@ -192,7 +192,7 @@ def fan_out(todo: list[Task], datasets: dict[str, Dataset], protocols, jobs: int
     datasets : dict
         Dataset label -> :class:`~alprbf.datasets.Dataset` (globally preprocessed).
     protocols : dict
-        Dataset label -> :class:`~alprbf.config.Protocol` (a data set may have its own).
+        Dataset label -> :class:`~alprbf.engine.config.Protocol` (a data set may have its own).
     jobs : int
         Workers; ``jobs == 1`` with loky runs in this process (per-query progress through
         ``on_query``, plain tracebacks).

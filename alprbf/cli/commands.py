@@ -1,19 +1,18 @@
-"""The ``alprbf`` command line: thin commands over library functions."""
+"""The ``alprbf`` commands: thin commands over library functions.
+
+Importing this module pins the CPU kernels first (:mod:`alprbf.cli` does, before NumPy loads).
+"""
 
 from __future__ import annotations
 
-from . import cpu
+import time
+from pathlib import Path
+from typing import Annotated
 
-cpu.pin_kernels()   # before anything imports NumPy: the same rows on every x86-64 machine
+import typer
 
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
-from typing import Annotated  # noqa: E402
-
-import typer  # noqa: E402
-
-from .cli_common import check_choice, run_app, user_errors  # noqa: E402
-from .errors import UserError  # noqa: E402
+from ..errors import UserError
+from .common import check_choice, run_app, user_errors
 
 #: Exit code of ``alprbf run`` when every task ran but some failed or timed out (1 is taken
 #: by the check commands' "differences found", 2 by a user error, 130 by an interrupt).
@@ -30,8 +29,8 @@ def _check_reference(cfg, full=None) -> None:
     set (a reference file may be shared by configs that run a part of its table, as
     ``pen_digits_qbc`` shares seed 000's); a misspelt data set is refused."""
     if cfg.reference:
-        from .datasets import DATASETS
-        from .report import check_reference
+        from ..datasets import DATASETS
+        from ..report.io import check_reference
 
         full = full or cfg
         check_reference(cfg.reference, [f"{m.label} / {s.label}" for m, s in full.methods],
@@ -41,8 +40,8 @@ def _check_reference(cfg, full=None) -> None:
 def _check_scale(full, scale: str, results: Path | None) -> None:
     """Name the scale when ``results`` holds a run of this config at another scale than
     ``scale`` (the usual reason for a digest mismatch)."""
-    from .config import SCALES
-    from .results import run_digest
+    from ..engine.config import SCALES
+    from ..store.results import run_digest
 
     digest = run_digest(results) if results is not None else None
     if digest is None or digest == full.with_scale(scale).digest():
@@ -91,9 +90,9 @@ def run(
     file), named on one line, and the other tasks go on; the run then ends with exit code
     3 (FAILED_TASKS_EXIT).  Running the same command again retries the failed tasks.
     """
-    from .config import load_config
-    from .execution import BACKENDS
-    from .runner import run_experiment
+    from ..engine.config import load_config
+    from ..engine.execution import BACKENDS
+    from ..engine.runner import run_experiment
 
     check_choice(backend, BACKENDS, "--backend")
     full = load_config(config)
@@ -170,7 +169,7 @@ def report(
         check_choice(f, ("md", "csv", "tex", "html"), "--format")
     if not results.is_dir():
         raise UserError(f"results directory not found: {results}")
-    from .report import build_report
+    from ..report import build_report
 
     written = build_report(results, out_dir=out, baseline=baseline, formats=formats,
                            alpha=alpha, q_alpha=q_alpha, rp_measure=rp_measure, window=window,
@@ -195,7 +194,7 @@ def report_index(
     reports written by `make html`): one sortable row per published table, linked."""
     if not reports.is_dir():
         raise UserError(f"reports directory not found: {reports}")
-    from .report.html import PAGE, index_over_tree
+    from ..report.html import PAGE, index_over_tree
 
     if not any(reports.rglob(PAGE)):
         raise UserError(f"no {PAGE} below {reports}; write them first with `alprbf report "
@@ -219,8 +218,8 @@ def check_health(
             raise UserError(f"results directory not found: {r}")
     import pandas as pd
 
-    from .report.health import check_health as check
-    from .report.health import load_allow_list, stale_entries
+    from ..report.health import check_health as check
+    from ..report.health import load_allow_list, stale_entries
 
     allowed = load_allow_list(allow) if allow is not None else []
     found = [check(r, allowed) for r in results]
@@ -273,7 +272,7 @@ def compare(
 
     Task file by task file; exit 1 and list the tasks that differ or exist on one side only.
     """
-    from .results import compare_results, task_files
+    from ..store.results import compare_results, task_files
 
     differences = compare_results(dir_a, dir_b, ignore or ())
     for d in differences:
@@ -295,7 +294,7 @@ def compact(
     checksum is verified, the rewrite is checked to hold the same rows, and the checksum file
     is renewed.
     """
-    from .results import compact_task_files, task_files
+    from ..store.results import compact_task_files, task_files
 
     if not task_files(results):
         raise UserError(f"{results} holds no task files (expected {results}/tasks/*.parquet)")
@@ -321,8 +320,8 @@ def check_record(
 
     Exit 1 and list the tasks whose rows changed (timing columns aside).
     """
-    from .config import load_config
-    from .record import check_record as check
+    from ..engine.config import load_config
+    from ..engine.record import check_record as check
 
     full = load_config(config)
     _check_scale(full, scale, record)
@@ -361,8 +360,8 @@ def status(
     from rich.console import Console
     from rich.table import Table
 
-    from .config import load_config
-    from .status import run_status
+    from ..engine.config import load_config
+    from ..engine.status import run_status
 
     full = load_config(config)
     _check_scale(full, scale, out)
@@ -404,9 +403,6 @@ def status(
                else "no run holds this directory now")
 
 
-LIST_KINDS = ("datasets", "models", "strategies")
-
-
 @app.command("list")
 @user_errors
 def list_(kind: Annotated[str | None, typer.Argument(help="datasets, models or strategies.")]
@@ -415,25 +411,18 @@ def list_(kind: Annotated[str | None, typer.Argument(help="datasets, models or s
     from rich.console import Console
     from rich.table import Table
 
-    from .datasets import DATASETS
-    from .models import MODELS
-    from .registry import parameters_of
-    from .strategies import STRATEGIES
+    from . import catalogue
 
-    check_choice(kind, LIST_KINDS, "kind")
-    regs = {"datasets": DATASETS, "models": MODELS, "strategies": STRATEGIES}
+    check_choice(kind, catalogue.KINDS, "kind")
+    rows = catalogue.load()   # what the registries hold, without importing them (seconds)
     console = Console()
-    for name in [kind] if kind else LIST_KINDS:
+    for name in [kind] if kind else catalogue.KINDS:
         table = Table(title=name, show_lines=False)
         table.add_column("name", style="bold")
         table.add_column("parameters (default)")
         table.add_column("description")
-        for key in regs[name]:
-            obj = regs[name][key]
-            params = parameters_of(obj, skip=("n_classes", "random_state"))
-            ps = ", ".join(f"{k}={v!r}" for k, v in params.items())
-            doc = (getattr(obj, "description", "") or (obj.__doc__ or "").strip().split("\n")[0])
-            table.add_row(key, ps, doc)
+        for row in rows[name]:
+            table.add_row(*row)
         console.print(table)
 
 
@@ -444,9 +433,9 @@ def validate(
     scale: Annotated[str, typer.Option(help="smoke or full.")] = "full",
 ) -> None:
     """Check a config (names, parameters, data, budgets) without running it."""
-    from .config import load_config
-    from .runner import load_datasets, plan
-    from .runner import validate as check
+    from ..engine.config import load_config
+    from ..engine.runner import load_datasets, plan
+    from ..engine.runner import validate as check
 
     full = load_config(config)
     cfg = full.with_scale(scale)
@@ -464,7 +453,7 @@ def validate(
 
 def _mount_subapps() -> None:
     try:
-        from .cli_datasets import datasets_app
+        from .datasets import datasets_app
     except ImportError:  # the datasets CLI is optional while it is being built
         return
     app.add_typer(datasets_app, name="datasets", help="List, fetch and verify data sets.")

@@ -200,16 +200,16 @@ class CMMShared(_CMMBase):
     weight_concentration_priors, covariance_prior_scales : tuple of float
         The representativity grid (default (0.01, 1.0) x (0.1, 1.0)).
     max_iter, tol, reg_covar, min_component_rows, category_pseudo_count, n_mc :
-        VI and representativity settings (:class:`~alprbf.kernels.density.DensityOptions`).
+        VI and representativity settings (:class:`~alprbf.svm_kernels.density.DensityOptions`).
     responsibility_rule : {"plug_in", "variational"}, default="plug_in"
-        How eq 2 weighs the components (:mod:`~alprbf.kernels.density`).
+        How eq 2 weighs the components (:mod:`~alprbf.svm_kernels.density`).
     categorical : array-like of bool, shape (n_features,), or None
         Categorical columns (integer codes); None: all continuous.
     smoothing : float, default=1.0
         Pseudo-count ``alpha`` of eq 9 (module docstring).
     refine : bool, default=False
         Revise the mixture with the transductive refinement before eq 9
-        (:func:`~alprbf.kernels.refinement.refine_density`).
+        (:func:`~alprbf.svm_kernels.refinement.refine_density`).
     n_neighbors : int, default=5
         Neighbours of the refinement's transductive labelling.
     classes : array-like or None
@@ -295,9 +295,9 @@ class CMMSeparate(_CMMBase):
     weight_concentration_priors, covariance_prior_scales : tuple of float
         The representativity grid, searched per class.
     max_iter, tol, reg_covar, min_component_rows, category_pseudo_count, n_mc :
-        VI and representativity settings (:class:`~alprbf.kernels.density.DensityOptions`).
+        VI and representativity settings (:class:`~alprbf.svm_kernels.density.DensityOptions`).
     responsibility_rule : {"plug_in", "variational"}, default="plug_in"
-        How eq 2 weighs the components (:mod:`~alprbf.kernels.density`).
+        How eq 2 weighs the components (:mod:`~alprbf.svm_kernels.density`).
     categorical : array-like of bool, shape (n_features,), or None
     classes : array-like or None
     random_state : int, RandomState or None

@@ -37,7 +37,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from .errors import UserError
+from ..errors import UserError
 from .fileio import write_atomic
 
 #: Columns that identify a learning curve.
@@ -46,16 +46,17 @@ KEY_COLUMNS = ("experiment", "dataset", "model", "strategy", "fold", "repetition
 #: Columns that hold wall-clock measurements (excluded from determinism comparisons).
 TIMING_COLUMNS = ("fit_seconds", "query_seconds", "eval_seconds")
 
-#: Health diagnostics (see :func:`alprbf.protocol.prediction_diagnostics`): what the model
+#: Health diagnostics (see :func:`alprbf.engine.protocol.prediction_diagnostics`): what the model
 #: predicts at each evaluation and, whenever they change, the model's own choices.  They
 #: observe a run and never feed back into it; records written before them lack them.
 DIAGNOSTIC_COLUMNS = ("n_pred_classes_test", "n_pred_classes_pool", "max_pred_share_test",
                       "max_pred_share_pool", "model_state")
 
 #: Class-balanced measures of the tested rows at each evaluation (see
-#: :func:`alprbf.protocol.class_scores`, :func:`alprbf.protocol.clipped_log_loss`; log-loss is
-#: null for a model without probabilities).  Like the diagnostics, records written before
-#: them lack them and are not compared on them.
+#: :func:`alprbf.engine.protocol.class_scores`,
+#: :func:`alprbf.engine.protocol.clipped_log_loss`; log-loss is null for a model without
+#: probabilities).  Like the diagnostics, records written before them lack them and are not
+#: compared on them.
 METRIC_COLUMNS = ("test_balanced_accuracy", "test_macro_f1", "test_log_loss")
 
 #: Columns that a record may predate: :func:`compare_results` leaves one out when either file
@@ -106,7 +107,7 @@ EXECUTION_KEY = b"alprbf.execution"
 
 SELECTED_KEY = b"alprbf.selected"
 """Parquet key-value metadata of a task file: JSON of a strategy parameter chosen by inner CV
-(``df.attrs["selected"]`` of :func:`alprbf.protocol.run_task`)."""
+(``df.attrs["selected"]`` of :func:`alprbf.engine.protocol.run_task`)."""
 
 CONFIG_DIGEST_KEY = b"alprbf.config_digest"
 """Parquet key-value metadata of a task file: digest of the config that wrote it."""
@@ -175,7 +176,7 @@ def write_task(df: pd.DataFrame, path: Path, execution: dict | None = None,
         that a reader can refuse a directory that mixes the task files of two configs.
 
     A strategy parameter chosen by inner CV (``df.attrs["selected"]``, from
-    :func:`alprbf.protocol.run_task`) goes to the metadata ``alprbf.selected`` (JSON).
+    :func:`alprbf.engine.protocol.run_task`) goes to the metadata ``alprbf.selected`` (JSON).
     """
     table = pa.Table.from_pandas(df, schema=SCHEMA, preserve_index=False)
     meta = dict(table.schema.metadata or {})
@@ -425,7 +426,7 @@ def run_metadata(out: str | Path) -> dict:
 def run_digests(out: str | Path) -> tuple[str, ...]:
     """The config digests whose task files a results directory may hold: its ``run.json``'s,
     then those of the configs it extends (``extends``: data sets or methods were added to
-    the grid, :meth:`alprbf.config.Config.extends`).  Empty without a ``run.json``."""
+    the grid, :meth:`alprbf.engine.config.Config.extends`).  Empty without a ``run.json``."""
     meta = run_metadata(out)
     if meta.get("config_digest") is None:   # no run.json, or one that records no digest
         return ()

@@ -1,7 +1,7 @@
 """Run an experiment: plan the grid, load the data, fan the tasks out, write their files.
 
-This module orchestrates; the fan-out is :mod:`alprbf.execution`, one task is
-:mod:`alprbf.protocol`, the task files are :mod:`alprbf.results`.
+This module orchestrates; the fan-out is :mod:`alprbf.engine.execution`, one task is
+:mod:`alprbf.engine.protocol`, the task files are :mod:`alprbf.store.results`.
 
 Results layout (``out`` defaults to ``results/<name>``, or ``results/<name>-<scale>``)::
 
@@ -14,7 +14,7 @@ Results layout (``out`` defaults to ``results/<name>``, or ``results/<name>-<sca
                                     traceback); removed when a later run finishes the task
 
 A task that raises, or runs past ``task_timeout``, does not stop the run
-(:mod:`alprbf.execution`): it is recorded under ``failures/``, named on one line of stderr,
+(:mod:`alprbf.engine.execution`): it is recorded under ``failures/``, named on one line of stderr,
 and the other tasks go on; :class:`RunSummary` lists the failures (the CLI then exits with
 code 3).  A failed task has no task file, so running again retries the failed tasks (and only
 them, once every other task has finished).
@@ -24,7 +24,7 @@ same directory skips finished tasks, also when the config now has more data sets
 (the new tasks run beside the old ones; ``run.json`` lists the earlier config digests under
 ``extends``).  After a change of some data sets or methods, ``rerun_changed`` keeps the
 tasks the two configs define alike and re-runs only the changed ones.  A task in flight
-saves its loop state every ``checkpoint_every`` seconds (:mod:`alprbf.checkpoint`), so a run
+saves its loop state every ``checkpoint_every`` seconds (:mod:`alprbf.engine.checkpoint`), so a run
 that dies loses at most that much work per task in flight: the next run resumes those tasks
 where they were saved.
 """
@@ -49,24 +49,12 @@ from pathlib import Path
 
 import numpy as np
 
-from . import __version__
-from .checkpoint import CHECKPOINTS_DIR, checkpoint_file, progress_file
-from .config import Config
-from .cpu import kernel_report
-from .datasets import DATASETS, Dataset
-from .errors import DataWarning, UserError
-from .execution import (
-    BACKENDS,
-    CheckpointPlan,
-    TaskFailure,
-    default_task_threads,
-    fan_out,
-    sigterm_as_interrupt,
-)
-from .fileio import DirectoryBusy, exclusive_lock, remove_stale_temporaries, write_atomic
-from .models import MODELS
-from .protocol import Task, check_data, check_task_ids, split_rows, task_seeds
-from .results import (
+from .. import __version__
+from ..datasets import DATASETS, Dataset
+from ..errors import DataWarning, UserError
+from ..models import MODELS
+from ..store.fileio import DirectoryBusy, exclusive_lock, remove_stale_temporaries, write_atomic
+from ..store.results import (
     TASKS_DIR,
     checksum_file,
     clear_failure,
@@ -79,6 +67,18 @@ from .results import (
     write_failure,
     write_task,
 )
+from .checkpoint import CHECKPOINTS_DIR, checkpoint_file, progress_file
+from .config import Config
+from .cpu import kernel_report
+from .execution import (
+    BACKENDS,
+    CheckpointPlan,
+    TaskFailure,
+    default_task_threads,
+    fan_out,
+    sigterm_as_interrupt,
+)
+from .protocol import Task, check_data, check_task_ids, split_rows, task_seeds
 from .seeding import derive_seed
 
 
@@ -149,8 +149,9 @@ def load_datasets(cfg: Config) -> dict[str, Dataset]:
     """Load every dataset of the grid once, globally preprocessed: a drawn database of
     ``rows`` rows, then ``one_vs_rest`` targets, then the protocol's ``max_rows`` cap.
 
-    Data the loop cannot learn from is refused as loaded (:func:`alprbf.protocol.check_data`),
-    before preprocessing could hide it (z-scoring turns an infinite value into nan).
+    Data the loop cannot learn from is refused as loaded
+    (:func:`alprbf.engine.protocol.check_data`), before preprocessing could hide it (z-scoring
+    turns an infinite value into nan).
     """
     out = {}
     root = cfg.protocol.seed
@@ -172,9 +173,9 @@ def load_datasets(cfg: Config) -> dict[str, Dataset]:
 
 
 def validate(cfg: Config, datasets: dict[str, Dataset]) -> dict[str, int]:
-    """Checks that need the data: task file names (:func:`alprbf.protocol.check_task_ids`),
+    """Checks that need the data: task file names (:func:`alprbf.engine.protocol.check_task_ids`),
     on the folds of the first repetition that the folds are feasible and every training part
-    holds the initial set and the budget (:func:`alprbf.protocol.split_rows`), and that every
+    holds the initial set and the budget (:func:`alprbf.engine.protocol.split_rows`), and that every
     model can fit the smallest training part (:func:`check_models`).
 
     Returns
@@ -308,7 +309,7 @@ class RunSummary:
     #: with ``rerun_changed`` when the config had changed: task files of the directory's
     #: earlier config deleted as no longer results of this one (None: nothing re-run)
     dropped: int | None = None
-    #: the failure records (:func:`alprbf.results.write_failure`) of this run's failed tasks
+    #: the failure records (:func:`alprbf.store.results.write_failure`) of this run's failed tasks
     failures: list[dict] = field(default_factory=list)
 
 
@@ -356,7 +357,7 @@ def run_experiment(cfg: Config, out: str | Path | None = None, *, jobs: int = 1,
     task_threads : int or None
         Threads each task may use inside a query (the QBC committee trains its members in
         parallel); the results do not depend on it.  None:
-        :func:`alprbf.execution.default_task_threads`.
+        :func:`alprbf.engine.execution.default_task_threads`.
     rerun_changed : bool
         When ``out`` holds the results of another config that differs from ``cfg`` in its
         data sets and methods only, keep the task files of the tasks both define alike (and
@@ -365,7 +366,7 @@ def run_experiment(cfg: Config, out: str | Path | None = None, *, jobs: int = 1,
         Without it such a directory is refused (unless ``cfg`` only adds to the grid).
     task_timeout : float, optional
         Seconds a task may run (this attempt); a task past it stops and is recorded as
-        timed out like a failed one (see :mod:`alprbf.execution` for how and how exactly
+        timed out like a failed one (see :mod:`alprbf.engine.execution` for how and how exactly
         it is enforced).  None: no limit.
     """
     if backend not in BACKENDS:
@@ -450,7 +451,7 @@ def run_experiment(cfg: Config, out: str | Path | None = None, *, jobs: int = 1,
 
 def _record_failure(out: Path, task: Task, failure: TaskFailure, seconds: float,
                     digest: str) -> dict:
-    """Write the failure record of ``task`` (:func:`alprbf.results.write_failure`), name it
+    """Write the failure record of ``task`` (:func:`alprbf.store.results.write_failure`), name it
     on one line of stderr, and return the record.  A checkpoint the task saved stays: the
     retry resumes from it (a deterministic failure then recurs where it was)."""
     record = {"task_id": task.task_id, "dataset": task.dataset.label,

@@ -21,9 +21,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from ..errors import UserError
+from ..store.results import Difference, compare_results, run_digest, task_files
 from .config import Config
-from .errors import UserError
-from .results import Difference, compare_results, run_digest, task_files
 from .runner import holds_results_of, load_datasets, plan, run_experiment, select_tasks, validate
 
 

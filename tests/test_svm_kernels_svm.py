@@ -1,4 +1,4 @@
-"""KernelSVC: the SVM on structure-aware kernels (alprbf/kernels/svm.py)."""
+"""KernelSVC: the SVM on structure-aware kernels (alprbf/svm_kernels/svm.py)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from sklearn.svm import SVC
 from typer.testing import CliRunner
 
 from alprbf.cli import app
-from alprbf.kernels.svm import KernelSVC
 from alprbf.strategies.svm import svm_margin
+from alprbf.svm_kernels.svm import KernelSVC
 
 SMALL = {"C_grid": (1.0, 10.0), "gamma_grid": (0.1, 1.0), "n_components": 4}
 
@@ -151,10 +151,10 @@ def test_binary_decision_function_is_sklearns_convention():
 
 @pytest.mark.parametrize("kernel", ["rwm", "gmm", "rbf"])
 def test_smallest_eigenvalue_of_the_training_gram_is_kept_and_logged(kernel, caplog):
-    from alprbf.kernels.gram import smallest_eigenvalue
+    from alprbf.svm_kernels.gram import smallest_eigenvalue
 
     X, y, y_obs = _data(6)
-    with caplog.at_level("DEBUG", logger="alprbf.kernels.svm"):
+    with caplog.at_level("DEBUG", logger="alprbf.svm_kernels.svm"):
         m = KernelSVC(kernel=kernel, C=1.0, gamma=1.0, n_components=4, random_state=0)
         m.fit(X, y_obs)
     if kernel == "rbf":                       # positive semi-definite: not measured
@@ -169,9 +169,9 @@ def test_smallest_eigenvalue_of_the_training_gram_is_kept_and_logged(kernel, cap
 def test_refine_makes_the_kernel_follow_the_revised_density(kernel):
     """refine=True: the kernel uses refine_density(M0, X, labels) (seed 003 Alg. 1 lines
     14-15); the pool's model stays density_; a warm refit equals a cold one."""
-    from alprbf.kernels.density import DensityOptions, covariance_of, responsibilities
-    from alprbf.kernels.gram import gmm_gram, rwm_gram
-    from alprbf.kernels.refinement import refine_density
+    from alprbf.svm_kernels.density import DensityOptions, covariance_of, responsibilities
+    from alprbf.svm_kernels.gram import gmm_gram, rwm_gram
+    from alprbf.svm_kernels.refinement import refine_density
 
     X, y, y_obs = _data(7, labeled=40)
     params = dict(kernel=kernel, C=1.0, gamma=0.5, n_components=6, random_state=0)

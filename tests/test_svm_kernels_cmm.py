@@ -15,8 +15,9 @@ import pytest
 from scipy.stats import multivariate_normal
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from alprbf.kernels.cmm import CMMSeparate, CMMShared, class_given_component
-from alprbf.kernels.density import (
+from alprbf.models.cmm_learners import CMMSeparateLearner, CMMSharedLearner
+from alprbf.svm_kernels.cmm import CMMSeparate, CMMShared, class_given_component
+from alprbf.svm_kernels.density import (
     DensityOptions,
     MixtureDensity,
     covariance_of,
@@ -24,12 +25,11 @@ from alprbf.kernels.density import (
     log_density,
     responsibilities,
 )
-from alprbf.kernels.refinement import (
+from alprbf.svm_kernels.refinement import (
     disputed_components,
     nearest_labeled_vote,
     refine_density,
 )
-from alprbf.models.cmm_learners import CMMSeparateLearner, CMMSharedLearner
 
 SMALL = {"n_components": 4, "weight_concentration_priors": (0.1,),
          "covariance_prior_scales": (0.5, 1.0), "n_mc": 200}

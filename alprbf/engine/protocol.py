@@ -29,19 +29,19 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import KFold, StratifiedKFold
 
+from ..datasets import Dataset
+from ..errors import UserError
+from ..models import MODELS
+from ..store.results import COLUMNS, METRIC_COLUMNS, model_state_json
+from ..strategies import STRATEGIES
 from .checkpoint import Checkpoint, LoopState
 from .config import Component, DatasetSpec, Protocol
-from .datasets import Dataset
-from .errors import UserError
 from .initial import initial_labeled
-from .models import MODELS
-from .results import COLUMNS, METRIC_COLUMNS, model_state_json
 from .seeding import derive_seed, seed_int
-from .strategies import STRATEGIES
 
 
 class TaskTimeout(BaseException):
-    """A task ran past its time limit (:mod:`alprbf.execution`).  A ``BaseException``, so
+    """A task ran past its time limit (:mod:`alprbf.engine.execution`).  A ``BaseException``, so
     that a model's own ``except Exception`` does not swallow it."""
 
 
@@ -71,7 +71,7 @@ class Task:
 def task_digest(task: Task, protocol: Protocol) -> str:
     """Hash of everything that determines one task's rows: its data set, model and strategy
     (labels and parameters), the protocol it runs under (the data set's own, see
-    :meth:`~alprbf.config.Config.protocol_for`), its repetition and fold.
+    :meth:`~alprbf.engine.config.Config.protocol_for`), its repetition and fold.
 
     Unlike the config digest it does not change when data sets or methods are added to the
     config, so a task's checkpoint survives such an extension.
@@ -199,7 +199,7 @@ def feasible_folds(y: np.ndarray, n_classes: int, protocol: Protocol,
 def split_rows(ds: Dataset, protocol: Protocol, seed: np.random.SeedSequence,
                fold: int | None = None) -> list[tuple[np.ndarray, np.ndarray | None]]:
     """The (training rows, test rows) of each fold of one repetition, checked to be feasible:
-    the one check of a protocol against the data, made by :func:`alprbf.runner.validate`
+    the one check of a protocol against the data, made by :func:`alprbf.engine.runner.validate`
     before a run and by :func:`run_task` for its fold.
 
     ``protocol.test`` decides: ``folds``, a cross-validation (:func:`feasible_folds`);
@@ -288,9 +288,10 @@ def _rows_accuracy(model, X: np.ndarray, y: np.ndarray, rows: np.ndarray | None 
 
 def prediction_diagnostics(test_predicted: np.ndarray, pool_predicted: np.ndarray
                            ) -> dict[str, object]:
-    """What a model predicts, for the health checks (:data:`alprbf.results.DIAGNOSTIC_COLUMNS`):
-    the number of distinct classes predicted on the tested rows and on the training part, and
-    the largest share of one predicted class on each (1.0: a constant predictor)."""
+    """What a model predicts, for the health checks
+    (:data:`alprbf.store.results.DIAGNOSTIC_COLUMNS`): the number of distinct classes predicted
+    on the tested rows and on the training part, and the largest share of one predicted class
+    on each (1.0: a constant predictor)."""
     out: dict[str, object] = {}
     for where, predicted in (("test", test_predicted), ("pool", pool_predicted)):
         counts = np.unique_counts(np.asarray(predicted)).counts if len(predicted) else []
@@ -307,7 +308,7 @@ LOG_LOSS_CLIP = 1e-15
 
 def class_scores(predicted: np.ndarray, y: np.ndarray) -> dict[str, float]:
     """Balanced accuracy and macro F1 of the predictions of the tested rows
-    (:data:`alprbf.results.METRIC_COLUMNS`), as sklearn defines them.
+    (:data:`alprbf.store.results.METRIC_COLUMNS`), as sklearn defines them.
 
     Balanced accuracy: the mean over the classes present in ``y`` of their recall.  Macro F1:
     the mean over the classes present in ``y`` or predicted of ``2 tp / (support +
@@ -352,7 +353,7 @@ def _test_scores(predicted: np.ndarray, y: np.ndarray, denominator: str,
                  n_train: int) -> tuple[float, float]:
     """``(test_error, test_accuracy)`` of the predictions of the tested rows: misclassified
     rows over the tested rows (``"tested"``) or over the training part's rows
-    (``"training"``, see :class:`~alprbf.config.Protocol`); the accuracy is one minus the
+    (``"training"``, see :class:`~alprbf.engine.config.Protocol`); the accuracy is one minus the
     error."""
     if denominator == "tested":
         accuracy = _hit_rate(predicted, y)
@@ -375,7 +376,7 @@ def model_params(model: Component, categorical: np.ndarray) -> dict[str, object]
 
 def model_seed_key(task: Task) -> str:
     """The model's name in every seed derivation: its ``seed_key``
-    (:class:`~alprbf.config.ModelSpec`) if it has one, else its label."""
+    (:class:`~alprbf.engine.config.ModelSpec`) if it has one, else its label."""
     return getattr(task.model, "seed_key", "") or task.model.label
 
 
@@ -384,7 +385,7 @@ def task_seeds(task: Task, protocol: Protocol) -> dict[str, object]:
 
     Folds depend on (dataset, repetition); the initial labeled set on (dataset, repetition,
     fold); the model and strategy streams on the whole identity, where the model is named by
-    its ``seed_key`` if it has one (:class:`~alprbf.config.ModelSpec`: models compared paired
+    its ``seed_key`` if it has one (:class:`~alprbf.engine.config.ModelSpec`: models compared paired
     share their draws), else by its label.
     """
     root, dl = protocol.seed, task.dataset.label
@@ -404,7 +405,7 @@ def run_task(task: Task, ds: Dataset, protocol: Protocol,
              on_query: Callable[[int], None] | None = None,
              checkpoint: Checkpoint | None = None, threads: int = 1,
              deadline: float | None = None) -> pd.DataFrame:
-    """Run one task and return its rows (schema: :data:`alprbf.results.SCHEMA`).
+    """Run one task and return its rows (schema: :data:`alprbf.store.results.SCHEMA`).
 
     Parameters
     ----------
@@ -417,7 +418,7 @@ def run_task(task: Task, ds: Dataset, protocol: Protocol,
         resume, called once first with the number of queries the checkpoint already holds.
     checkpoint : Checkpoint, optional
         Save the loop state there every ``checkpoint.every_seconds`` and resume from it when it
-        holds this task (see :mod:`alprbf.checkpoint`).  The caller deletes it once the rows
+        holds this task (see :mod:`alprbf.engine.checkpoint`).  The caller deletes it once the rows
         are written.
     threads : int
         Threads the strategy may use inside one query (today the QBC committee; see

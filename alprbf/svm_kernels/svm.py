@@ -49,7 +49,7 @@ Choices where the paper is silent (parameters where they matter):
 * With a single labeled class the classifier predicts that class.
 * An indefinite training Gram matrix (RWM and GMM kernels: the weights depend on both rows) is
   used as is (libsvm's solver copes; the paper says nothing); its smallest eigenvalue is kept
-  as ``gram_min_eigenvalue_`` and logged (logger ``alprbf.kernels.svm``, DEBUG) at every fit.
+  as ``gram_min_eigenvalue_`` and logged (logger ``alprbf.svm_kernels.svm``, DEBUG) at every fit.
 """
 
 from __future__ import annotations
@@ -140,9 +140,9 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         Labeled neighbours of the refinement's transductive labels.
     responsibility_rule : {"plug_in", "variational"}, default="plug_in"
         How the density model's eq 2 weighs the components
-        (:class:`~alprbf.kernels.density.DensityOptions`).
+        (:class:`~alprbf.svm_kernels.density.DensityOptions`).
     density : dict or None, default=None
-        Further :class:`~alprbf.kernels.density.DensityOptions` of the pool's density model
+        Further :class:`~alprbf.svm_kernels.density.DensityOptions` of the pool's density model
         and of the refinement's VI (e.g. ``max_iter``, ``tol``, the grids,
         ``initial_components``, ``representativity``); None: the defaults.
     tuning_score : {"validation", "validation_expected"}, default="validation"

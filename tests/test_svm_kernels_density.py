@@ -17,7 +17,7 @@ from scipy.stats import gaussian_kde, multivariate_normal
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.mixture import BayesianGaussianMixture, GaussianMixture
 
-from alprbf.kernels.density import (
+from alprbf.svm_kernels.density import (
     DensityOptions,
     MixtureDensity,
     ParzenWindow,
@@ -358,8 +358,8 @@ def test_edge_cases_are_finite(case):
 
 
 def test_estimators_pass_the_responsibility_rule_to_their_density_model():
-    from alprbf.kernels.cmm import CMMShared
-    from alprbf.kernels.svm import KernelSVC
+    from alprbf.svm_kernels.cmm import CMMShared
+    from alprbf.svm_kernels.svm import KernelSVC
 
     X = blobs(6, n=30)
     y = np.full(len(X), np.nan)

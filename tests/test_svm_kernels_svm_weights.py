@@ -12,8 +12,8 @@ import pytest
 from sklearn.model_selection import StratifiedKFold
 from sklearn.svm import SVC
 
-from alprbf.kernels.gram import rbf_gram
-from alprbf.kernels.svm import WEIGHT_GRID, KernelSVC
+from alprbf.svm_kernels.gram import rbf_gram
+from alprbf.svm_kernels.svm import WEIGHT_GRID, KernelSVC
 
 
 def _mixed(seed=0, n=60, n_lab=16):

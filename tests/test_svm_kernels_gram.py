@@ -1,4 +1,4 @@
-"""Kernel Gram matrices of seed 003 (alprbf.kernels.gram) against independent oracles."""
+"""Kernel Gram matrices of seed 003 (alprbf.svm_kernels.gram) against independent oracles."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.mixture import GaussianMixture
 from sklearn.svm import SVC
 
-from alprbf.kernels._graph import apply_qt, band_reduce, laplacian_factor
-from alprbf.kernels.gram import (
+from alprbf.svm_kernels._graph import apply_qt, band_reduce, laplacian_factor
+from alprbf.svm_kernels.gram import (
     COMBINE,
     KERNELS,
     LaplacianDeformation,
