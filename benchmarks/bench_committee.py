@@ -108,7 +108,7 @@ def members_one_by_one(model, options, seed):
 def member_at(model, options, seed, iterations):
     """The committee's data, its first member after ``iterations`` EM iterations, and the
     blocks of its blocked E-step (exits where the E-steps of the case are not blocked)."""
-    from alprbf.prbf._blocked import e_step_blocks
+    from alprbf.prbf.fast.blocked import e_step_blocks
     diag, starts, reg = starts_of(model, options, seed)
     params = run_em(diag, starts[0], tol=0.0, max_iter=iterations, reg_covar=reg).params
     blocks = e_step_blocks(diag, params.n_components)
@@ -119,10 +119,10 @@ def member_at(model, options, seed, iterations):
 
 def estep_times(model, options, seed, iterations, thresholds):
     """Best of 60 blocked E-steps of the first member after ``iterations`` EM iterations,
-    with the sparse-path threshold of :func:`~alprbf.prbf._normalize.sparse_threshold` set to
+    with the sparse-path threshold of :func:`~alprbf.prbf.fast.normalize.sparse_threshold` set to
     each value (None: as measured by this process)."""
-    from alprbf.prbf import _normalize
-    from alprbf.prbf._blocked import blocked_e_step, blocked_workspace
+    from alprbf.prbf.fast import normalize as _normalize
+    from alprbf.prbf.fast.blocked import blocked_e_step, blocked_workspace
     diag, params, blocks = member_at(model, options, seed, iterations)
     real = _normalize.sparse_threshold
     measured = real()
@@ -147,8 +147,8 @@ def estep_times(model, options, seed, iterations, thresholds):
 def estep_parts(model, options, seed, iterations):
     """Per-block stages of the first member's blocked E-step after ``iterations`` EM
     iterations (best of 40 E-steps, each stage's share taken from that E-step)."""
-    from alprbf.prbf import _blocked
-    from alprbf.prbf._gaussian import FarRowDensities
+    from alprbf.prbf.fast import blocked as _blocked
+    from alprbf.prbf.fast.far_rows import FarRowDensities
     diag, params, blocks = member_at(model, options, seed, iterations)
     spent = {}
 
@@ -191,7 +191,7 @@ def flush_margins(model, options, seed, margins=(100, 300, 1000)):
     many of them a bound could prove flushed without evaluating them."""
     from alprbf.prbf._estep import mixture_weights, offset_table
     from alprbf.prbf._gaussian import estimate_log_gaussian_prob, log_prob_coefficients
-    from alprbf.prbf._normalize import CLIP, weighted_logits
+    from alprbf.prbf.reference import CLIP, weighted_logits
     diag, starts, reg = starts_of(model, options, seed)
     f = diag.features
     znorm = np.linalg.norm(f.ZT, axis=0)

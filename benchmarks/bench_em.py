@@ -31,7 +31,7 @@ Kernels.  By default both sides run with the CPU's own NumPy and OpenBLAS kernel
 AVX-512 CPU: NumPy's AVX-512 ``exp``, about 1 ns per value).  ``--kernels pinned`` pins them to
 the AVX2 level first, as every ``alprbf`` command does (:mod:`alprbf.engine.cpu`): then NumPy's
 ``exp`` is the C library's, 4-5 ns per value (sklearn's side), and ours its compiled copy, 1.6 ns
-(:mod:`alprbf.prbf._exp`).
+(:mod:`alprbf.prbf.fast.exp`).
 
 Allocator state.  sklearn's iteration allocates several (n, M) temporaries; glibc serves an
 allocation above its mmap threshold with fresh pages (a page fault per 4 KiB) and raises that

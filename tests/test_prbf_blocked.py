@@ -1,4 +1,4 @@
-"""The blocked E-step (alprbf.prbf._gemm_blocks, blocked_e_step): same bits as the whole one."""
+"""The blocked E-step (alprbf.prbf.fast.gemm_blocks, blocked_e_step): same bits as the whole one."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from threadpoolctl import threadpool_limits
 
-import alprbf.prbf._blocked as blk
 import alprbf.prbf._em as em
+import alprbf.prbf.fast.blocked as blk
 from alprbf.prbf import e_step, fit_em, initialize_params, prepare_data, run_em
 from alprbf.prbf._gaussian import direct_log_densities, log_prob_coefficients
-from alprbf.prbf._gemm_blocks import _probe_rows, blocked_moments, gemm_k_blocks, k_partition
+from alprbf.prbf.fast.gemm_blocks import _probe_rows, blocked_moments, gemm_k_blocks, k_partition
 from tests.pinned import pinned_json, x86_only
 
 CTS = ("full", "diag", "spherical")

@@ -6,9 +6,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from alprbf.prbf import _compress
-from alprbf.prbf._compress import SLACK, row_compact
-from alprbf.prbf._normalize import CLIP
+from alprbf.prbf.fast import compress as _compress
+from alprbf.prbf.fast.compress import SLACK, row_compact
+from alprbf.prbf.reference import CLIP
 
 
 def oracle(w, m):
@@ -75,8 +75,8 @@ def test_lane_by_lane_form_where_the_cpu_has_no_compress_instruction(tmp_path):
                         for name, on in llvm.get_host_cpu_features().items())
     script = (
         "import json, numpy as np\n"
-        "from alprbf.prbf import _compress\n"
-        "from alprbf.prbf._normalize import CLIP\n"
+        "from alprbf.prbf.fast import compress as _compress\n"
+        "from alprbf.prbf.reference import CLIP\n"
         f"w = np.array([float(x) for x in {[repr(x) for x in w]!r}])\n"
         "m = np.zeros_like(w)\n"
         "buf = np.full(len(w) + _compress.SLACK, 7.0)\n"

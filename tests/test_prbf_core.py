@@ -478,7 +478,7 @@ def test_many_collapsed_components_match_scipy(ct):
             "spherical": var.mean(axis=1)}[ct]
     prec = compute_precision_cholesky(covs, ct)
     f = GaussianFeatures(X, ct)
-    assert np.all(f.radius > g._accurate_radius(means - f.center, prec, ct))
+    assert np.all(f.radius > g.accurate_radius(means - f.center, prec, ct))
     got = estimate_log_gaussian_prob(None, means, prec, ct, features=f)
     ref = log_gauss(X, means, full_cov(covs, ct, 3))
     np.testing.assert_allclose(got, ref, rtol=1e-10)
@@ -499,7 +499,7 @@ def test_far_outlier_rows_are_recomputed_and_every_row_stays_accurate(ct):
     prec = compute_precision_cholesky(covs, ct)
     f = GaussianFeatures(X, ct)
     muc = means - f.center
-    limit = g._accurate_radius(muc, prec, ct)
+    limit = g.accurate_radius(muc, prec, ct)
     assert np.all(f.radius > limit)
     assert np.all(np.sum(f.row_norms[None, :] > limit[:, None], axis=1) == 3)  # the outliers
     got = estimate_log_gaussian_prob(None, means, prec, ct, features=f)

@@ -1,4 +1,4 @@
-"""The compiled copy of the C library's exp (alprbf.prbf._exp) against the C library itself."""
+"""The compiled copy of the C library's exp (alprbf.prbf.fast.exp) against the C library itself."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from alprbf.prbf import _exp
+from alprbf.prbf.fast import exp as _exp
 
 
 def glibc_fma_exp() -> bool:
@@ -103,7 +103,7 @@ def test_the_choice_is_made_once_and_is_a_bool():
 def test_the_pinned_kernels_use_the_compiled_exp():
     # every alprbf command pins NumPy to its AVX2 loops, where np.exp is the C library's
     code = ("from alprbf.engine import cpu; cpu.pin_kernels(); "
-            "from alprbf.prbf._exp import use_compiled_exp; print(use_compiled_exp())")
+            "from alprbf.prbf.fast.exp import use_compiled_exp; print(use_compiled_exp())")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, env={**os.environ})
     assert out.stdout.strip() == "True"

@@ -6,14 +6,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import alprbf.prbf._gaussian as g
-from alprbf.prbf._gaussian import (
-    FarRowDensities,
-    GaussianFeatures,
-    compiled_far_rows_match,
-    direct_log_densities,
-    log_det_cholesky,
-)
+import alprbf.prbf.fast.far_rows as g
+from alprbf.prbf._gaussian import GaussianFeatures, direct_log_densities, log_det_cholesky
+from alprbf.prbf.fast.far_rows import FarRowDensities, compiled_far_rows_match
 from tests.pinned import x86_only
 
 

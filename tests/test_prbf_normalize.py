@@ -7,8 +7,12 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from alprbf.prbf import _exp, _normalize
-from alprbf.prbf._normalize import BLOCK_ENTRIES, normalize_with_offsets, weighted_logits
+from alprbf.prbf import reference as ref
+from alprbf.prbf._data import common_code
+from alprbf.prbf.fast import exp as _exp
+from alprbf.prbf.fast import normalize as _normalize
+from alprbf.prbf.fast.normalize import BLOCK_ENTRIES, normalize_with_offsets
+from alprbf.prbf.reference import weighted_logits
 from tests.test_prbf_exp import glibc_fma_exp, libm_exp
 
 FLUSH_LOG = -460.0
@@ -144,13 +148,13 @@ def test_threshold_is_measured_once_and_is_a_fraction(monkeypatch):
 
 def test_exp_flushed_is_the_dense_reference():
     a = np.array([[0.0, -1.0, -459.9, -460.5, -461.0, -800.0, -np.inf]])
-    got = _normalize.exp_flushed(a.copy())
+    got = ref.exp_flushed(a.copy())
     np.testing.assert_array_equal(got, np.where(np.exp(a) >= np.exp(FLUSH_LOG), np.exp(a), 0.0))
 
 
 def test_given_groups_equal_computed_ones():
     lpT, table, codes = case(np.random.default_rng(3), 9, 700, 4, 50.0, 0.1, 0.9)
-    groups = _normalize.common_code(codes)
+    groups = common_code(codes)
     assert groups[0] == 3 and np.array_equal(groups[1], np.flatnonzero(codes != 3))
     assert_bits_equal(ours(lpT, table, codes, groups=groups),
                       reference(lpT, table, codes))
@@ -241,7 +245,7 @@ def test_maxima_and_sums_give_the_log_normaliser_bit_for_bit(M, n, T, spread, p_
             none, r = normalize_with_offsets(*block, maxima_sums=(maxima[lo:hi], sums[lo:hi]))
             assert none is None
             got.append(r)
-    log_norm = _normalize.log_normaliser(maxima[:n], sums[:n])
+    log_norm = ref.log_normaliser(maxima[:n], sums[:n])
     assert np.array_equal(log_norm.view(np.uint64), np.hstack(want_norm).view(np.uint64))
     assert np.array_equal(np.hstack(got).view(np.uint64), np.hstack(want).view(np.uint64))
     assert np.isnan(maxima[n:]).all() and np.isnan(sums[n:]).all()   # nothing past the rows

@@ -1,4 +1,4 @@
-"""The moments product over a block's survivors (alprbf.prbf._sparse_moments): the BLAS
+"""The moments product over a block's survivors (alprbf.prbf.fast.sparse_moments): the BLAS
 product's bits where the probe says so, and a blocked E-step that uses it keeps them."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from threadpoolctl import threadpool_limits
 
-import alprbf.prbf._blocked as blocked
-import alprbf.prbf._sparse_moments as sm
+import alprbf.prbf.fast.blocked as blocked
+import alprbf.prbf.fast.sparse_moments as sm
 from alprbf.prbf import e_step, initialize_params, prepare_data, run_em
 from tests.pinned import pinned_json, x86_only
 

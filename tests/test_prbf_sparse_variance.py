@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import alprbf.prbf._gaussian as g
-import alprbf.prbf._sparse_variance as sv
+import alprbf.prbf.fast.sparse_variance as sv
 from tests.pinned import pinned_json, x86_only
 
 
@@ -125,10 +125,12 @@ def _collapsed_m_step(ct):
 
     sv.weighted_squared_deviations = counted
     try:
-        sparse = g.gaussian_parameters_and_precisions(f, resp, 1e-12)
+        sparse = g.gaussian_parameters_and_precisions(f, resp, 1e-12, None,
+                                                     sv.sparse_squared_deviations)
         used = len(calls)
         sv.sparse_variance_match = lambda *a: False
-        dense = g.gaussian_parameters_and_precisions(f, resp, 1e-12)
+        dense = g.gaussian_parameters_and_precisions(f, resp, 1e-12, None,
+                                                     sv.sparse_squared_deviations)
     finally:
         sv.weighted_squared_deviations, sv.sparse_variance_match = original, match
     same = all(np.array_equal(a, b) for a, b in zip(sparse, dense, strict=True))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from alprbf.prbf._timing import best_times
+from alprbf.prbf.fast.timing import best_times
 
 
 def test_each_path_is_called_once_untimed_then_in_turn():

@@ -93,6 +93,10 @@ MOVED_MODULES = {
         "seeding", "status")},
     **{f"alprbf.{m}": f"alprbf.store.{m}" for m in ("fileio", "results")},
     "alprbf.kernels": "alprbf.svm_kernels",
+    # the PRBF's fast paths, gathered behind the ALPRBF_FAST switch (docs/performance.md)
+    **{f"alprbf.prbf._{m}": f"alprbf.prbf.fast.{m}" for m in (
+        "blocked", "compress", "exp", "far_rows", "gemm_blocks", "normalize", "sparse_moments",
+        "sparse_variance", "timing")},
 }
 
 

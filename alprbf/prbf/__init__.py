@@ -3,13 +3,18 @@
 Core API (see each function's docstring for shapes):
 
 * :mod:`._gaussian`: ``GaussianFeatures`` (cached design matrix of X),
-  ``compute_precision_cholesky``, ``estimate_log_gaussian_prob``,
-  ``estimate_gaussian_parameters``, ``gaussian_parameters_and_precisions`` (moments +
-  precisions with the accuracy fallback for nearly collapsed components);
+  ``compute_precision_cholesky``, ``estimate_gaussian_parameters``,
+  ``gaussian_parameters_and_precisions`` (moments + precisions with the accuracy fallback
+  for nearly collapsed components);
 * :mod:`._data`: ``prepare_data`` -> ``PRBFData``, ``label_codes``;
-* :mod:`._estep`: ``e_step`` -> ``EStep``, ``mixture_weights``, ``joint_log_resp``;
-  :mod:`._blocked`: ``blocked_e_step``, the same E-step one block of rows at a time (where
-  :mod:`._gemm_blocks` finds blocks with the whole products' bits), ``e_step_blocks``;
+* :mod:`.reference`: the E-step and M-step in plain NumPy, to read beside the papers;
+* :mod:`.fast`: the same arithmetic with the same bits, faster (compiled normalisation, blocked
+  E-steps, sparse products), and the switch ``ALPRBF_FAST`` (``0`` or ``1``, the default)
+  that chooses it (docs/performance.md);
+* :mod:`._estep`: ``e_step`` -> ``EStep`` (reference or fast by the switch),
+  ``mixture_weights``, ``joint_log_resp``, ``estimate_log_gaussian_prob``;
+  :mod:`.fast.blocked`: ``blocked_e_step``, the same E-step one block of rows at a time,
+  ``e_step_blocks``;
 * :mod:`._em`: ``m_step``; ``run_em`` -> ``EMResult`` (its E-steps blocked where they can
   be); ``initialize_params``; ``fit_em`` (restarts);
 * :mod:`._predict`: ``log_class_conditional``, ``predict_log_joint``, ``predict_log_proba``;
@@ -23,15 +28,20 @@ Core API (see each function's docstring for shapes):
 """
 
 from ._base import PRBFClassifierBase
-from ._blocked import blocked_e_step, e_step_blocks
 from ._data import PRBFData, label_codes, prepare_data
 from ._em import EMResult, fit_em, has_converged, initialize_params, m_step, run_em
-from ._estep import EStep, e_step, joint_log_resp, mixture_weights, safe_log
+from ._estep import (
+    EStep,
+    e_step,
+    estimate_log_gaussian_prob,
+    joint_log_resp,
+    mixture_weights,
+    safe_log,
+)
 from ._gaussian import (
     GaussianFeatures,
     compute_precision_cholesky,
     estimate_gaussian_parameters,
-    estimate_log_gaussian_prob,
     gaussian_parameters_and_precisions,
 )
 from ._kdtree import SPLIT_POINTS
@@ -46,6 +56,7 @@ from ._selection import inner_cv_splits
 from ._split import SplitResult, split_params
 from .constrained import ConstrainedPRBF
 from .estimators import PRBF, PRBFSplit, SemiSupervisedPRBF
+from .fast.blocked import blocked_e_step, e_step_blocks
 from .incremental import IncrementalPRBFSplit, SelectedIncrementalPRBFSplit, SelectedPRBFSplit
 
 __all__ = [

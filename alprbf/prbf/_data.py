@@ -14,7 +14,6 @@ from functools import cached_property
 import numpy as np
 
 from ._gaussian import GaussianFeatures, check_covariance_type
-from ._normalize import common_code
 
 
 @dataclass(frozen=True, eq=False)
@@ -76,7 +75,7 @@ class PRBFData:
 
     @cached_property
     def offset_groups(self) -> tuple[int, np.ndarray]:
-        """:func:`~alprbf.prbf._normalize.common_code` of ``codes_ext``, for every E-step."""
+        """:func:`common_code` of ``codes_ext``, for every E-step."""
         return common_code(self.codes_ext)
 
 
@@ -126,3 +125,15 @@ def prepare_data(X: np.ndarray, y: np.ndarray, n_classes: int,
     features = GaussianFeatures(X, check_covariance_type(covariance_type), extra=onehot_ext.T)
     return PRBFData(X, codes_all, n_classes, labeled, unlabeled, codes, onehot, class_counts,
                     features, codes_ext, onehot_ext)
+
+
+def common_code(codes: np.ndarray) -> tuple[int, np.ndarray]:
+    """The code of at least three rows in four and the (sorted) rows with another code, or
+    ``(-1, [])`` when no code is that common (then every row's offset is gathered by the
+    compiled E-step, :func:`~alprbf.prbf.fast.normalize.normalize_with_offsets`)."""
+    codes = np.asarray(codes, dtype=np.int64)
+    counts = np.bincount(codes)
+    common = int(np.argmax(counts))
+    if 4 * counts[common] < 3 * len(codes):
+        return -1, codes[:0]
+    return common, np.flatnonzero(codes != common)

@@ -18,18 +18,13 @@ import numpy as np
 from sklearn.cluster import KMeans
 from sklearn.exceptions import ConvergenceWarning
 
-from ._blocked import blocked_e_step, blocked_workspace, e_step_blocks
+from . import fast, reference
 from ._data import PRBFData
 from ._estep import EStep, e_step
-from ._gaussian import (
-    compute_precision_cholesky,
-    estimate_gaussian_parameters,
-    gaussian_parameters_and_precisions,
-)
+from ._gaussian import compute_precision_cholesky, estimate_gaussian_parameters
 from ._params import PRBFParams
-
-DEAD_MASS = 1e-10
-"""A component whose summed responsibility is below this keeps its previous mean/covariance."""
+from .fast.blocked import blocked_e_step, blocked_workspace, e_step_blocks
+from .fast.sparse_variance import sparse_squared_deviations
 
 INIT_METHODS = ("kmeans", "random_from_data", "kmeans_per_class")
 
@@ -41,58 +36,15 @@ INIT_METHODS = ("kmeans", "random_from_data", "kmeans_per_class")
 def m_step(data: PRBFData, estep: EStep, params: PRBFParams, reg_covar: float = 1e-6,
            update_priors: bool | None = None,
            fixed_components: np.ndarray | None = None) -> PRBFParams:
-    """New parameters from the E-step posteriors (001 eqs 8-10, 000 eqs 26-29).
+    """New parameters from the E-step posteriors (001 eqs 8-10, 000 eqs 26-29):
+    :func:`alprbf.prbf.reference.m_step`, with the fast path's covariance of nearly collapsed
+    components (:mod:`alprbf.prbf.fast.sparse_variance`, same bits) when the switch is on.
 
-    Parameters
-    ----------
-    data : PRBFData
-    estep : EStep
-        E-step of ``params`` on ``data``.
-    params : PRBFParams
-        Current parameters (kept for dead or fixed components, and for the priors when they
-        are not updated).
-    reg_covar : float
-        Covariance floor added to every variance.
-    update_priors : bool or None
-        Re-estimate ``p(k)`` by 000 eq 29.  ``None`` (default): only when ``data`` has
-        unlabeled rows; otherwise the priors in ``params`` are kept (``N_k / N`` in the
-        supervised case).
-    fixed_components : bool ndarray (M,), optional
-        Components whose mean and covariance are not updated (their weights are).
-
-    Returns
-    -------
-    PRBFParams
-        ``weights[:, k] = counts[:, k] / sum_j counts[j, k]``; a class with no mass at all (no
-        labeled row, zero prior) gets uniform weights ``1/M`` (irrelevant because ``p(k) = 0``).
+    The arguments and the result are :func:`~alprbf.prbf.reference.m_step`'s.
     """
-    ct = params.covariance_type
-    resp = estep.resp
-    if resp is None:                # a blocked E-step: the columns it kept, or the whole one's
-        def whole_columns(comps: np.ndarray) -> np.ndarray:
-            return e_step(data, params).resp.T[comps].T
-        resp = estep.resp_columns or whole_columns
-    _, means, covs, prec = gaussian_parameters_and_precisions(
-        data.features, resp, reg_covar, estep.moments)
-    keep = estep.counts.sum(axis=1) < DEAD_MASS
-    if fixed_components is not None:
-        keep = keep | np.asarray(fixed_components, dtype=bool)
-    if np.any(keep):
-        means[keep] = params.means[keep]
-        covs[keep] = params.covariances[keep]
-        prec[keep] = params.precisions_cholesky[keep]
-    counts = estep.counts
-    colsum = counts.sum(axis=0)
-    M = counts.shape[0]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        weights = np.where(colsum > 0, counts / colsum, 1.0 / M)
-    if update_priors is None:
-        update_priors = data.n_unlabeled > 0
-    if update_priors:
-        priors = colsum / colsum.sum()
-    else:
-        priors = params.class_priors.copy()
-    return PRBFParams(means, covs, prec, weights, priors, ct)
+    fast_part = sparse_squared_deviations if fast.enabled() else None
+    return reference.m_step(data, estep, params, reg_covar, update_priors, fixed_components,
+                            fast_part)
 
 
 # --------------------------------------------------------------------------------------------
@@ -109,7 +61,7 @@ class EMResult:
         Final parameters.
     estep : EStep  (property)
         E-step of the final parameters (responsibilities for a subsequent split).  When the
-        loop's last E-step was blocked (:func:`~alprbf.prbf._blocked.blocked_e_step`), the
+        loop's last E-step was blocked (:func:`~alprbf.prbf.fast.blocked.blocked_e_step`), the
         whole one is computed on first access, with the same bits.
     loglik_history : ndarray (n_iter + 1,)
         000 eq 17 after initialisation and after each M-step (non-decreasing up to the effect
@@ -155,9 +107,9 @@ def run_em(data: PRBFData, params: PRBFParams, *, tol: float = 1e-4, max_iter: i
            fixed_components: np.ndarray | None = None) -> EMResult:
     """Iterate E and M steps until the log-likelihood stops changing.
 
-    The E-steps run one block of rows at a time where that gives the same bits
-    (:func:`~alprbf.prbf._blocked.blocked_e_step`); the result's E-step is then computed when
-    first read.
+    With the fast paths on, the E-steps run one block of rows at a time where that gives the
+    same bits (:func:`~alprbf.prbf.fast.blocked.blocked_e_step`); the result's E-step is then
+    computed when first read.
 
     Parameters
     ----------
@@ -177,7 +129,8 @@ def run_em(data: PRBFData, params: PRBFParams, *, tol: float = 1e-4, max_iter: i
     EMResult
     """
     n = max(data.n_samples, 1)
-    blocks = e_step_blocks(data, params.n_components) if max_iter > 0 else None
+    blocks = (e_step_blocks(data, params.n_components) if max_iter > 0 and fast.enabled()
+              else None)
     workspace = blocked_workspace(blocks, params.n_components) if blocks else None
     est = blocked_e_step(data, params, blocks, workspace) or e_step(data, params)
     spent = est if est.resp is not None else None      # arrays a whole E-step may reuse

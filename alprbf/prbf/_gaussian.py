@@ -40,22 +40,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
-from functools import cache, cached_property
+from functools import cached_property
 
 import numpy as np
 from scipy.linalg import solve_triangular
 from scipy.linalg.lapack import dtrtri
 
-from ._far_rows import write_far
 from ._params import COVARIANCE_TYPES
-from ._sparse_moments import padded_rows
-from ._sparse_variance import sparse_squared_deviations
 
 MAX_FEATURE_BYTES = 256 * 2**20
 """Largest quadratic-feature matrix (bytes) that :class:`GaussianFeatures` caches."""
 
 _BLOCK_BYTES = 32 * 2**20
-_LOG_2PI = math.log(2.0 * math.pi)
+LOG_2PI = math.log(2.0 * math.pi)
 
 
 def check_covariance_type(covariance_type: str) -> str:
@@ -146,12 +143,6 @@ class GaussianFeatures:
             rows = cache[lo, hi] = lo + np.argsort(-self.row_norms[lo:hi], kind="stable")
         return rows
 
-    @cached_property
-    def padded_rows(self) -> np.ndarray:
-        """``weights_T`` by data rows, flattened and padded
-        (:func:`~alprbf.prbf._sparse_moments.padded_rows`; built on first use)."""
-        return padded_rows(self.weights_T)
-
     @property
     def ZT(self) -> np.ndarray | None:
         return None if self.weights_T is None else self.weights_T[:self.n_design]
@@ -195,7 +186,7 @@ class GaussianFeatures:
             yield rows, self._design(self.Xc[rows])
 
 
-def _as_features(X, covariance_type: str, features: GaussianFeatures | None) -> GaussianFeatures:
+def as_features(X, covariance_type: str, features: GaussianFeatures | None) -> GaussianFeatures:
     if features is not None:
         if features.covariance_type != covariance_type:
             raise ValueError("features were built for another covariance_type")
@@ -313,97 +304,27 @@ def estimate_log_gaussian_prob(X: np.ndarray | None, means: np.ndarray,
         Column-major (the transpose of a C-contiguous (M, n) array): reductions over the
         components of each row, as in every E-step, are then fast.
     """
-    f = _as_features(X, covariance_type, features)
-    n, d = f.X.shape
+    f = as_features(X, covariance_type, features)
     pc = np.asarray(precisions_cholesky, dtype=np.float64)
     BT, muc, log_det = log_prob_coefficients(f, means, pc, covariance_type)
-    outT = np.empty((BT.shape[0], n)) if out is None else out
+    outT = design_log_prob(f, BT, out)
+    comps, rows, values = direct_log_densities(f, muc, pc, covariance_type, log_det)
+    outT[comps, rows] = values                      # the rows beyond an accurate radius
+    return outT.T
+
+
+def design_log_prob(features: GaussianFeatures, BT: np.ndarray,
+                    out: np.ndarray | None = None) -> np.ndarray:
+    """``BT @ Z^T`` (M, n): the log densities by the design (:func:`log_prob_coefficients`),
+    into ``out`` when given (C-contiguous), the design block by block when it is not cached."""
+    f = features
+    outT = np.empty((BT.shape[0], f.n_samples)) if out is None else out
     if f.ZT is not None:
         np.matmul(BT, f.ZT, out=outT)
     else:
         for rows, ZTb in f.blocks():
             np.matmul(BT, ZTb, out=outT[:, rows])
-    FarRowDensities(f, muc, pc, covariance_type, log_det).write(outT, 0, n)
-    return outT.T
-
-
-class FarRowDensities:
-    """The log densities evaluated directly instead of by the design (rows beyond each
-    component's accurate radius, :func:`direct_log_densities`), written into blocks of rows.
-
-    Where :func:`compiled_far_rows_match` holds ("diag" and "spherical"), each block's entries
-    are computed as it is written (:func:`~alprbf.prbf._far_rows.write_far`, the same bits);
-    otherwise all entries are computed here by :func:`direct_log_densities` and sorted by row.
-
-    Parameters
-    ----------
-    features : GaussianFeatures
-    muc, precisions_cholesky, covariance_type, log_det
-        As :func:`direct_log_densities` takes them.
-    compiled : bool, optional
-        Force the compiled form (True; "diag" and "spherical" only) or the NumPy one (False);
-        by default the compiled one where it is checked to give the same bits.
-    """
-
-    def __init__(self, features: GaussianFeatures, muc: np.ndarray, precisions_cholesky,
-                 covariance_type: str, log_det: np.ndarray, compiled: bool | None = None
-                 ) -> None:
-        f = self._features = features
-        pc = np.asarray(precisions_cholesky, dtype=np.float64)
-        self._limit = _accurate_radius(muc, pc, covariance_type)
-        self._far = np.flatnonzero(f.radius > self._limit) if f.n_samples else np.zeros(0, int)
-        self._entries = self._compiled = None
-        if not len(self._far):
-            return
-        d = f.X.shape[1]
-        if compiled is None:
-            compiled = covariance_type != "full" and compiled_far_rows_match(d)
-        if compiled:
-            scale = pc if covariance_type == "diag" else pc.reshape(-1, 1)
-            self._compiled = (f.Xc, f.row_norms, self._far, self._limit,
-                              np.ascontiguousarray(muc, dtype=np.float64),
-                              np.ascontiguousarray(scale), covariance_type == "spherical",
-                              d * _LOG_2PI, np.ascontiguousarray(log_det, dtype=np.float64))
-        else:
-            comps, rows, values = direct_log_densities(f, muc, pc, covariance_type, log_det)
-            order = np.argsort(rows, kind="stable")
-            self._entries = comps[order], rows[order], values[order]
-
-    def __bool__(self) -> bool:
-        """Whether any row is beyond a component's accurate radius."""
-        return len(self._far) > 0
-
-    def write(self, outT: np.ndarray, lo: int, hi: int) -> None:
-        """Overwrite ``outT[j, i - lo]`` with the direct log density of each far row
-        ``lo <= i < hi`` under component ``j`` (``outT`` of shape (M, hi - lo), C-contiguous)."""
-        if self._compiled is not None:
-            write_far(outT, lo, self._features.rows_by_decreasing_norm(lo, hi), *self._compiled)
-        elif self._entries is not None:
-            comps, rows, values = self._entries
-            a, b = np.searchsorted(rows, (lo, hi))
-            outT[comps[a:b], rows[a:b] - lo] = values[a:b]
-
-
-@cache
-def compiled_far_rows_match(n_features: int) -> bool:
-    """Whether :func:`~alprbf.prbf._far_rows.write_far` gives the bits of
-    :func:`direct_log_densities` in this process, for rows of ``n_features`` coordinates:
-    checked once per width on random data ("diag" and "spherical", most rows far)."""
-    d = n_features
-    rng = np.random.default_rng(7919 * d + 1)
-    X = rng.standard_normal((67, d)) * np.exp(rng.uniform(0.0, 3.0, d))
-    f = GaussianFeatures(X, "diag", max_bytes=0)
-    muc = 0.01 * rng.standard_normal((5, d))
-    diag = np.exp(rng.uniform(0.0, 16.0, (5, d)))
-    diag[:, 0] = np.exp(16.0)                        # a small accurate radius: most rows far
-    for ct, pc in (("diag", diag), ("spherical", np.exp(rng.uniform(12.0, 16.0, 5)))):
-        log_det = log_det_cholesky(pc, ct, d)
-        want, got = np.zeros((5, len(X))), np.zeros((5, len(X)))
-        FarRowDensities(f, muc, pc, ct, log_det, compiled=False).write(want, 0, len(X))
-        FarRowDensities(f, muc, pc, ct, log_det, compiled=True).write(got, 0, len(X))
-        if not np.array_equal(got.view(np.uint64), want.view(np.uint64)):
-            return False
-    return True
+    return outT
 
 
 def direct_log_densities(features: GaussianFeatures, muc: np.ndarray, precisions_cholesky,
@@ -417,13 +338,13 @@ def direct_log_densities(features: GaussianFeatures, muc: np.ndarray, precisions
     The squared distances are computed component by component (:func:`_direct_quad`; one
     batch over all entries gathered the means and precisions per entry and took twice as
     long); the rows of a component come from the norms sorted once per data.  This NumPy form
-    is the reference: :class:`FarRowDensities` takes a compiled form with its bits where that
-    is checked to hold.
+    is the reference: :class:`~alprbf.prbf.fast.far_rows.FarRowDensities` takes a compiled
+    form with its bits where that is checked to hold.
     """
     f = features
     d = f.X.shape[1]
     pc = np.asarray(precisions_cholesky, dtype=np.float64)
-    limit = _accurate_radius(muc, pc, covariance_type)
+    limit = accurate_radius(muc, pc, covariance_type)
     far = np.flatnonzero(f.radius > limit)           # only rows beyond the radius lose accuracy
     if not len(far):
         empty = np.zeros(0, dtype=np.intp)
@@ -435,7 +356,7 @@ def direct_log_densities(features: GaussianFeatures, muc: np.ndarray, precisions
     comps = np.repeat(far, len(f.row_norms) - firsts)
     quad = np.concatenate([_direct_quad(f.Xc[r] - muc[j], pc[j], covariance_type)
                            for j, r in zip(far, per_comp, strict=True)])
-    return comps, rows, -0.5 * (d * _LOG_2PI + quad) + log_det[comps]
+    return comps, rows, -0.5 * (d * LOG_2PI + quad) + log_det[comps]
 
 
 def log_prob_coefficients(features: GaussianFeatures, means: np.ndarray,
@@ -476,7 +397,7 @@ def log_prob_coefficients(features: GaussianFeatures, means: np.ndarray,
         Pm = muc * P[:, None]
     B[q:q + d] = Pm.T
     log_det = log_det_cholesky(pc, covariance_type, d)
-    B[-1] = -0.5 * np.einsum("ja,ja->j", muc, Pm) - 0.5 * d * _LOG_2PI + log_det
+    B[-1] = -0.5 * np.einsum("ja,ja->j", muc, Pm) - 0.5 * d * LOG_2PI + log_det
     return np.ascontiguousarray(B.T), muc, log_det
 
 
@@ -493,7 +414,7 @@ def _trace_precision(pc: np.ndarray, covariance_type: str, d: int) -> np.ndarray
     return d * pc * pc
 
 
-def _accurate_radius(muc: np.ndarray, pc: np.ndarray, covariance_type: str) -> np.ndarray:
+def accurate_radius(muc: np.ndarray, pc: np.ndarray, covariance_type: str) -> np.ndarray:
     """Per component, the row norm ``|x - center|`` up to which the expanded forms are accurate,
     shape (M,).
 
@@ -520,18 +441,19 @@ def _direct_quad(diff: np.ndarray, pc_j: np.ndarray, covariance_type: str) -> np
 
 
 def _direct_covariance(features: GaussianFeatures, mu: np.ndarray, r: np.ndarray, nk: float,
-                       reg_covar: float) -> np.ndarray:
+                       reg_covar: float, squared_deviations=None) -> np.ndarray:
     """Weighted covariance of the rows of ``features.Xc`` around ``mu`` (the weighted mean,
-    relative to the centre) + floor.  "diag" and "spherical" take the weighted squares over
-    the non-zero weights only where that gives NumPy's bits
-    (:func:`~alprbf.prbf._sparse_variance.sparse_squared_deviations`)."""
+    relative to the centre) + floor.  For "diag" and "spherical" the weighted squares are
+    ``r @ ((Xc - mu) ** 2)``, or ``squared_deviations(Xc, mu, r)`` where that is given and
+    does not return ``None`` (the fast path's, over the non-zero weights only:
+    :func:`~alprbf.prbf.fast.sparse_variance.sparse_squared_deviations`)."""
     ct = features.covariance_type
     if ct == "full":
         diff = features.Xc - mu
         c = (r * diff.T) @ diff / nk
         c.flat[:: len(c) + 1] += reg_covar
         return c
-    squares = sparse_squared_deviations(features.Xc, mu, r)
+    squares = None if squared_deviations is None else squared_deviations(features.Xc, mu, r)
     if squares is None:
         diff = features.Xc - mu
         squares = r @ (diff * diff)
@@ -602,7 +524,8 @@ def parameters_from_moments(features: GaussianFeatures, moments: np.ndarray,
 
 def gaussian_parameters_and_precisions(features: GaussianFeatures,
                                        resp: np.ndarray | Callable[[np.ndarray], np.ndarray],
-                                       reg_covar: float, moments: np.ndarray | None = None
+                                       reg_covar: float, moments: np.ndarray | None = None,
+                                       squared_deviations=None
                                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """:func:`estimate_gaussian_parameters` + :func:`compute_precision_cholesky`, accurate.
 
@@ -627,6 +550,9 @@ def gaussian_parameters_and_precisions(features: GaussianFeatures,
     reg_covar : float
     moments : ndarray (M, n_design + 1 + e), optional
         ``weighted_moments(features, resp)`` when the caller has it already (the E-step does).
+    squared_deviations : function, optional
+        ``(Xc, mu, r) -> r @ ((Xc - mu) ** 2)`` or ``None``, for the recomputed "diag" and
+        "spherical" covariances (see :func:`_direct_covariance`); NumPy's product by default.
 
     Returns
     -------
@@ -641,7 +567,7 @@ def gaussian_parameters_and_precisions(features: GaussianFeatures,
     prec = compute_precision_cholesky(covs, ct)
     muc = means - features.center
     extent = np.sqrt(moments[:, features.n_design] / np.maximum(nk, 1e-300))
-    bad = np.flatnonzero(extent > _accurate_radius(muc, prec, ct))
+    bad = np.flatnonzero(extent > accurate_radius(muc, prec, ct))
     if len(bad):
         if callable(resp):
             cols = resp(bad)
@@ -651,7 +577,8 @@ def gaussian_parameters_and_precisions(features: GaussianFeatures,
             # spherical covariances gives other bits for them than for strided ones
             columns = [resp[:, j] for j in bad]
         for j, r in zip(bad, columns, strict=True):
-            covs[j] = _direct_covariance(features, muc[j], r, nk[j], reg_covar)
+            covs[j] = _direct_covariance(features, muc[j], r, nk[j], reg_covar,
+                                         squared_deviations)
         prec[bad] = compute_precision_cholesky(covs[bad], ct)
     return nk, means, covs, prec
 
@@ -681,5 +608,5 @@ def estimate_gaussian_parameters(X: np.ndarray | None, resp: np.ndarray, reg_cov
         Weighted covariance around the *new* means (the exact M-step maximiser) plus
         ``reg_covar`` on the diagonal; for "spherical" the mean of the diagonal variances.
     """
-    f = _as_features(X, covariance_type, features)
+    f = as_features(X, covariance_type, features)
     return parameters_from_moments(f, weighted_moments(f, resp), reg_covar)

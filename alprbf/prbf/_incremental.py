@@ -50,17 +50,12 @@ from scipy.special import logsumexp
 
 from ._data import label_codes, prepare_data
 from ._em import EMResult, run_em
-from ._estep import e_step, safe_log
-from ._gaussian import (
-    GaussianFeatures,
-    compute_precision_cholesky,
-    estimate_gaussian_parameters,
-    estimate_log_gaussian_prob,
-)
+from ._estep import e_step, estimate_log_gaussian_prob, safe_log
+from ._gaussian import GaussianFeatures, compute_precision_cholesky, estimate_gaussian_parameters
 from ._kdtree import SPLIT_POINTS, kdtree_candidates, subset_moments
-from ._normalize import exp_flushed
 from ._params import PRBFParams
 from ._predict import log_class_conditional
+from .reference import exp_flushed
 
 
 def one_component_params(X: np.ndarray, y_codes: np.ndarray, n_classes: int,

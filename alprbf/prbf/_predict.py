@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..numerics import logsumexp_rows
-from ._estep import safe_log
-from ._gaussian import GaussianFeatures, estimate_log_gaussian_prob
-from ._normalize import exp_flushed
+from ._estep import estimate_log_gaussian_prob, safe_log
+from ._gaussian import GaussianFeatures
 from ._params import PRBFParams
+from .reference import exp_flushed
 
 
 def log_class_conditional(log_prob: np.ndarray, weights: np.ndarray) -> np.ndarray:

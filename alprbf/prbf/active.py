@@ -57,8 +57,7 @@ import numpy as np
 from ..validation import check_params, check_real
 from ._data import PRBFData, prepare_data
 from ._em import run_em
-from ._estep import EStep, e_step
-from ._gaussian import estimate_log_gaussian_prob
+from ._estep import EStep, e_step, estimate_log_gaussian_prob
 from ._incremental import (
     batched_precision_cholesky,
     class_loglik_change,

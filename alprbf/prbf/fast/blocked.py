@@ -3,8 +3,8 @@
 :func:`blocked_e_step` gives :func:`~alprbf.prbf._estep.e_step`'s bits without its (n, M)
 arrays: the log densities, the normalisation and the moments product run block by block on
 data in cache, with the blocks of the BLAS product's inner dimension
-(:mod:`~alprbf.prbf._gemm_blocks`), and blocks with few surviving responsibilities take the
-moments product over the survivors alone (:mod:`~alprbf.prbf._sparse_moments`).  The
+(:mod:`~alprbf.prbf.fast.gemm_blocks`), and blocks with few surviving responsibilities take the
+moments product over the survivors alone (:mod:`~alprbf.prbf.fast.sparse_moments`).  The
 measurements behind it are in ``docs/history/notes.md`` ('Blocked E-step', 'Sparse moments
 product').
 """
@@ -16,15 +16,17 @@ from itertools import pairwise
 
 import numpy as np
 
-from ._data import PRBFData
-from ._estep import EStep, finish_e_step, mixture_weights, offset_table
-from ._gaussian import FarRowDensities, log_prob_coefficients
-from ._gemm_blocks import gemm_k_blocks
-from ._normalize import NormalizeWorkspace, common_code, log_normaliser, normalize_with_offsets
-from ._params import PRBFParams
-from ._sparse_moments import (
+from .._data import PRBFData, common_code
+from .._gaussian import log_prob_coefficients
+from .._params import PRBFParams
+from ..reference import EStep, finish_e_step, log_normaliser, mixture_weights, offset_table
+from .far_rows import FarRowDensities
+from .gemm_blocks import gemm_k_blocks
+from .normalize import NormalizeWorkspace, normalize_with_offsets
+from .sparse_moments import (
     DENSITY_LIMIT,
     WIDTH,
+    features_padded_rows,
     moments_add,
     row_stride,
     sparse_moments_match,
@@ -42,7 +44,7 @@ def blocked_e_step(data: PRBFData, params: PRBFParams,
     returned E-step has ``log_prob = resp = None``): an EM loop reads only the moments, class
     counts and likelihood of the E-steps between its M-steps.  The blocks are those of the
     BLAS product's inner dimension, so that the blocked products give the whole ones' bits
-    (:mod:`~alprbf.prbf._gemm_blocks`).
+    (:mod:`~alprbf.prbf.fast.gemm_blocks`).
 
     Parameters
     ----------
@@ -97,7 +99,7 @@ def blocked_e_step(data: PRBFData, params: PRBFParams,
         _, resp = normalize_with_offsets(lpT, table, codes[lo:hi], respT, group, workspace,
                                          sparse, (maxima[lo:hi], sums[lo:hi]))
         if resp is None:                               # left compacted in the workspace
-            moments_add(total, f.padded_rows, row_stride(P), lo, b, workspace.buf,
+            moments_add(total, features_padded_rows(f), row_stride(P), lo, b, workspace.buf,
                         workspace.idx, workspace.starts, chains, P % 2 == 1)
         else:
             total += f.weights_T[:, lo:hi] @ respT.T   # the whole product's running sum
@@ -158,10 +160,10 @@ M = 20: 28-29 ms against 30 ms)."""
 
 def e_step_blocks(data: PRBFData, n_components: int) -> tuple[tuple[int, ...], list] | None:
     """Row blocks for :func:`blocked_e_step` (bounds and each block's
-    :func:`~alprbf.prbf._normalize.common_code`), or ``None`` where it does not apply: no
+    :func:`~alprbf.prbf.fast.normalize.common_code`), or ``None`` where it does not apply: no
     cached design, small arrays (fewer than :data:`BLOCKED_MIN_ENTRIES` in the (M, n) ones and
     fewer than :data:`BLOCKED_MIN_DESIGN` in the design), too few rows, or a BLAS whose blocked
-    products differ from its whole ones (:func:`~alprbf.prbf._gemm_blocks.gemm_k_blocks`)."""
+    products differ from its whole ones (:func:`~alprbf.prbf.fast.gemm_blocks.gemm_k_blocks`)."""
     f = data.features
     if f.weights_T is None:
         return None

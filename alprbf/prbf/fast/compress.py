@@ -1,6 +1,6 @@
 """Compaction of an E-step's surviving entries, eight at a time in vector registers.
 
-:func:`~alprbf.prbf._normalize.normalize_with_offsets` takes the exponentials of a sparse
+:func:`~alprbf.prbf.fast.normalize.normalize_with_offsets` takes the exponentials of a sparse
 block (late in a QBC fold 88 % of its entries are flushed) only for the entries that survive
 the clip: it copies them, with their column, to a buffer first.  One entry at a time that copy
 is a chain of dependent stores, about 1.1 ns per entry, the largest single cost of such a
@@ -27,7 +27,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from ._timing import best_times
+from .timing import best_times
 
 LANES = 8
 SLACK = LANES
@@ -128,7 +128,7 @@ def compress_instruction() -> bool:
 @functools.cache
 def use_vector_compaction() -> bool:
     """Whether the eight-lane compaction is faster than the one-entry loop on this CPU
-    (:func:`~alprbf.prbf._timing.best_times` on 64 rows of 1 024 entries, a tenth surviving,
+    (:func:`~alprbf.prbf.fast.timing.best_times` on 64 rows of 1 024 entries, a tenth surviving,
     clip -461); both give the same results."""
     rng = np.random.default_rng(0)
     w = np.where(rng.random((64, 1024)) < 0.1, -1.0, -1000.0)

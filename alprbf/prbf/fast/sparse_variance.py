@@ -6,11 +6,11 @@ centring (:func:`~alprbf.prbf._gaussian.gaussian_parameters_and_precisions`):
 ``r @ ((Xc - mu)**2)`` in NumPy builds two (n, d) temporaries and multiplies every row, about
 0.1 ms at n = 4 496, d = 64.  Late in an optical-digits QBC fold some 38 components per M-step
 qualify, about 40 % of the committee's time once the far-row log densities were compiled
-(:mod:`~alprbf.prbf._far_rows`), while nearly all their responsibilities are exactly 0.
+(:mod:`~alprbf.prbf.fast.far_rows`), while nearly all their responsibilities are exactly 0.
 
 How the bits are kept.  NumPy hands ``r @ A`` (``A`` the C-contiguous (n, d) squares) to the
 BLAS as ``dgemv`` on the column-major (d, n) transpose; OpenBLAS's Haswell kernel (the one every
-``alprbf`` command pins, :mod:`alprbf.cpu`; ``kernel/x86_64/dgemv_n_4.c`` and
+``alprbf`` command pins, :mod:`alprbf.engine.cpu`; ``kernel/x86_64/dgemv_n_4.c`` and
 ``dgemv_n_microk_haswell-4.c``) then computes, from ``y = 0``:
 
 * outputs ``a < 4 floor(d / 4)``: per group of four rows ``i .. i+3``, in order,
@@ -39,8 +39,8 @@ import functools
 import numba
 import numpy as np
 
-from ._exp import fma
-from ._gemm_blocks import blas_openblas_haswell, blas_single_threaded
+from .exp import fma
+from .gemm_blocks import blas_openblas_haswell, blas_single_threaded
 
 _jit = numba.njit(cache=True, nogil=True, error_model="numpy")
 

@@ -2,14 +2,15 @@
 
 Why.  Late in a QBC fold most responsibilities are flushed to exactly 0 (87 % on pen digits,
 270 components), yet the blocked E-step's moments product ``weights_T[:, lo:hi] @ respT.T``
-(:func:`~alprbf.prbf._blocked.blocked_e_step`) multiplies them all, and it was the largest part of
-the iteration.  A block that the normalisation compacted already lists its survivors per
-component, in row order (:mod:`~alprbf.prbf._normalize`); the product over those alone does a
+(:func:`~alprbf.prbf.fast.blocked.blocked_e_step`) multiplies them all, and it was the largest
+part of the iteration.  A block that the normalisation compacted already lists its survivors
+per component, in row order (:mod:`~alprbf.prbf.fast.normalize`); the product over those alone
+does a
 fraction of the work, and the zeros need not be written at all.
 
 How the bits are kept.  OpenBLAS's double-precision Haswell kernel (the one every ``alprbf``
-command pins, :mod:`alprbf.cpu`) computes each entry of a block's product (one block of the
-inner dimension, at most 256 rows: :mod:`~alprbf.prbf._gemm_blocks`) as one chain of fused
+command pins, :mod:`alprbf.engine.cpu`) computes each entry of a block's product (one block of the
+inner dimension, at most 256 rows: :mod:`~alprbf.prbf.fast.gemm_blocks`) as one chain of fused
 multiply-adds over the block's rows, in order, from zero, and then adds the chain to the
 running sum (``C + acc``).  A term whose responsibility is 0 adds ``+-0`` to its chain and
 changes no bit, so the chain over the survivors alone is the same number.  One exception: an
@@ -188,6 +189,16 @@ def padded_rows(weights_T: np.ndarray) -> np.ndarray:
     start = (-raw.ctypes.data % 64) // 8
     flat = raw[start:start + size]
     flat[:n * stride].reshape(n, stride)[:, :P] = weights_T.T
+    return flat
+
+
+def features_padded_rows(features) -> np.ndarray:
+    """:func:`padded_rows` of a :class:`~alprbf.prbf._gaussian.GaussianFeatures`'
+    ``weights_T``, built on first use and kept in the instance (under the name of the cached
+    property it was before, so that checkpoints pickled with it still load)."""
+    flat = features.__dict__.get("padded_rows")
+    if flat is None:
+        flat = features.__dict__["padded_rows"] = padded_rows(features.weights_T)
     return flat
 
 

@@ -16,11 +16,11 @@ block of output columns gives the bits of those columns of the whole product whe
 starts on a multiple of the kernel's unroll.  OpenBLAS's rule: blocks of ``Q`` while at least
 ``2 Q`` remain, then the rest halved (rounded up to a multiple of the unroll ``U``) when it
 exceeds ``Q`` (``driver/level3/level3.c``; ``Q = 256``, ``U = 4`` for its Haswell double
-kernel, which every ``alprbf`` command pins, :mod:`alprbf.cpu`).
+kernel, which every ``alprbf`` command pins, :mod:`alprbf.engine.cpu`).
 
 Threads.  With more than one thread, OpenBLAS splits a product with few outputs along its
 inner dimension too (measured: 13 x 37 outputs over 1 500 rows, 2 threads), so the blocked form
-is used only while the BLAS runs one thread -- as every task does (:mod:`alprbf.execution`).
+is used only while the BLAS runs one thread -- as every task does (:mod:`alprbf.engine.execution`).
 
 Where it is used.  Only where it is checked: :func:`gemm_k_blocks` compares the blocked and
 whole products, both orientations the E-step uses, on random data of the caller's shape (with
@@ -119,7 +119,7 @@ def blas_single_threaded() -> bool:
 
 def blas_openblas_haswell() -> bool:
     """Whether every BLAS loaded in this process is OpenBLAS running its Haswell kernels (the
-    ones every ``alprbf`` command pins, :mod:`alprbf.cpu`)."""
+    ones every ``alprbf`` command pins, :mod:`alprbf.engine.cpu`)."""
     libs = [lib for lib in _controller().lib_controllers if lib.user_api == "blas"]
     return bool(libs) and all(lib.internal_api == "openblas"
                               and getattr(lib, "architecture", None) == "Haswell"

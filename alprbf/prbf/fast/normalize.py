@@ -17,9 +17,9 @@ against those expressions in ``tests/test_prbf_normalize.py``).  Two NumPy detai
 * NumPy sums the components of each row in order, except for a single row, which it sums
   pairwise; one row therefore still goes through the NumPy expressions;
 * the exponentials and the logarithm are NumPy's: with its AVX-512 loops (a CPU that has
-  them, without the pinned kernels of :mod:`alprbf.cpu`) they round differently from the C
+  them, without the pinned kernels of :mod:`alprbf.engine.cpu`) they round differently from the C
   library's.  Where NumPy calls the C library's ``exp`` (the pinned kernels), a compiled copy
-  of it with the same bits does the exponentials (:mod:`~alprbf.prbf._exp`).
+  of it with the same bits does the exponentials (:mod:`~alprbf.prbf.fast.exp`).
 
 What is gained (evidence: docs/history/notes.md, 'Fused E-step'):
 
@@ -29,13 +29,13 @@ What is gained (evidence: docs/history/notes.md, 'Fused E-step'):
   Late in a QBC fold (pen digits, 270 components) 85 % of the entries are such, and their
   exponentials were the largest part of the E-step.  A block whose survivors are fewer than
   :func:`sparse_threshold` of its entries copies them to a buffer (eight at a time where the
-  CPU can: :mod:`~alprbf.prbf._compress`), takes their exponentials there and places them
+  CPU can: :mod:`~alprbf.prbf.fast.compress`), takes their exponentials there and places them
   back; a denser block takes the exponentials of all its entries.  Which path a block takes
   is guessed from the block before it (the first is guessed dense); both give the same bits.
   Where the compiled ``exp`` applies, a block guessed sparse goes through all of that in one
   compiled call.  A caller that multiplies the responsibilities next can have a compacted
   block's left in the buffer instead of scattered among zeros (``sparse_below``;
-  :mod:`~alprbf.prbf._sparse_moments`); for such a caller a block is sparse below the larger
+  :mod:`~alprbf.prbf.fast.sparse_moments`); for such a caller a block is sparse below the larger
   of the two fractions, since its product over the survivors saves more than the compaction
   costs (docs/history/notes.md, 'Sparse or dense: the guess and its threshold').
 * a caller that normalises many blocks can take the maxima and sums of each
@@ -57,23 +57,17 @@ import math
 import numba
 import numpy as np
 
-from ._compress import SLACK, row_compact, use_vector_compaction
-from ._exp import SCALE_BITS, TAIL, _exp_row, _row_in_range, exp_inplace, use_compiled_exp
-from ._timing import best_times
+from .._data import common_code
+from ..reference import CLIP, FLUSH, log_normaliser, normalize, weighted_logits
+from .compress import SLACK, row_compact, use_vector_compaction
+from .exp import SCALE_BITS, TAIL, _exp_row, _row_in_range, exp_inplace, use_compiled_exp
+from .timing import best_times
 
 BLOCK_ENTRIES = 1 << 16
 """Entries (components x rows) per column block: 512 KiB per (M, block) array."""
 
 MIN_COLUMNS = 512
 """Fewest rows per block (long enough inner loops for the vector units)."""
-
-FLUSH_LOG = -460.0
-FLUSH = float(np.exp(FLUSH_LOG))
-"""Responsibilities below ``exp(-460) ~ 1e-200`` are set to 0 in the probability (not log)
-arrays: their effect on any sum is below 1e-200 relative, and products of such numbers would
-be subnormal, which the CPU handles about a hundred times more slowly."""
-CLIP = FLUSH_LOG - 1.0
-"""Arguments below ``CLIP`` give ``exp(e) < exp(CLIP) < FLUSH``: flushed without evaluating."""
 
 _jit = numba.njit(cache=True, nogil=True, error_model="numpy")
 
@@ -180,7 +174,7 @@ def _shift(wb, m, respT, lo, hi, buf, idx, starts, dense,
     ``dense``: ``e`` into ``respT`` (a pass LLVM vectorises).  Otherwise only the entries
     above ``CLIP`` into ``buf``, in order, with their column offset in ``idx`` and each
     component's first index in ``starts`` (eight at a time with ``vector``:
-    :mod:`~alprbf.prbf._compress`)."""
+    :mod:`~alprbf.prbf.fast.compress`)."""
     for i in range(lo, hi):
         if not math.isfinite(m[i]):
             m[i] = 0.0
@@ -252,7 +246,7 @@ def _normalize_in_buffer(lo, hi, buf, idx, starts, s, inv):  # pragma: no cover 
 def _compacted_block(lpT, table, codes, common, odd, wb, m, respT, lo, hi, buf, idx, starts, s,
                      inv, vector, leave_below, tail, scale_bits):  # pragma: no cover - compiled
     """Columns ``lo:hi`` the compacted way in one call, with the C library's ``exp``
-    (:mod:`~alprbf.prbf._exp`): offsets, shift and compaction, the exponentials of the
+    (:mod:`~alprbf.prbf.fast.exp`): offsets, shift and compaction, the exponentials of the
     survivors, sums, and the responsibilities -- left in ``buf`` when fewer than
     ``leave_below`` survive, else written to ``respT``.  Returns ``(done, left, k)``;
     ``done`` False (nothing kept) on a nan or an argument outside the compiled ``exp``'s
@@ -408,67 +402,25 @@ def normalize_with_offsets(lpT: np.ndarray, table: np.ndarray, codes: np.ndarray
     return (log_normaliser(m, s) if maxima_sums is None else None), respT
 
 
-def log_normaliser(maxima: np.ndarray, sums: np.ndarray) -> np.ndarray:
-    """``maxima + log(sums)``, element by element (``-inf`` where a sum is 0)."""
-    with np.errstate(divide="ignore"):
-        return maxima + np.log(sums)
-
-
-def weighted_logits(lpT: np.ndarray, table: np.ndarray, codes: np.ndarray) -> np.ndarray:
-    """``lpT + table[:, codes]`` (M, n): the offset log densities that
-    :func:`normalize_with_offsets` forms block by block, with the same bits."""
-    return np.add(lpT, table[:, codes])
-
-
-def common_code(codes: np.ndarray) -> tuple[int, np.ndarray]:
-    """The code of at least three rows in four and the (sorted) rows with another code, or
-    ``(-1, [])`` when no code is that common (then every row's offset is gathered)."""
-    codes = np.asarray(codes, dtype=np.int64)
-    counts = np.bincount(codes)
-    common = int(np.argmax(counts))
-    if 4 * counts[common] < 3 * len(codes):
-        return -1, codes[:0]
-    return common, np.flatnonzero(codes != common)
-
-
-def exp_flushed(a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """``exp(a)`` with every value below ``FLUSH`` (~1e-200) set to exactly 0.
-
-    The arguments are clipped to ``CLIP`` *before* the exponential, so that no result is
-    subnormal (far components) and no argument is ``-inf``; the small values are then zeroed by
-    a multiplication with the mask rather than a masked ``copyto``.  Both are choices for speed
-    (evidence: docs/history/notes.md, 'Subnormal flushing').  ``out`` may be ``a`` (in place).  The
-    compiled E-step (:func:`normalize_with_offsets`) gives the same bits.
-    """
-    out = np.maximum(a, CLIP, out=out)
-    np.exp(out, out=out)
-    np.multiply(out, out >= FLUSH, out=out)   # no subnormal operands in later products
-    return out
-
-
 def _single_row(lpT, table, codes, respT):
-    """One row: NumPy sums a single column pairwise, not in component order; do as it does.
-    Returns the maximum, the sum and the responsibilities."""
-    wT = np.add(lpT, table[:, codes])
-    m = wT.max(axis=0)
-    m[~np.isfinite(m)] = 0.0
-    e = exp_flushed(np.subtract(wT, m, out=respT), out=respT)
-    s = e.sum(axis=0)
-    e *= 1.0 / np.where(s > 0, s, 1.0)
-    return m, s, e
+    """One row: NumPy sums a single column pairwise, not in component order; do as it does
+    (the reference's NumPy expressions).  Returns the maximum, the sum and the
+    responsibilities."""
+    return normalize(weighted_logits(lpT, table, codes), out=respT)
 
 
 @functools.cache
 def sparse_threshold() -> float:
     """Surviving fraction below which compacting the arguments of ``exp`` pays, for this process.
 
-    Compacting costs a pass over the entries (:mod:`~alprbf.prbf._compress`) and an indexed
+    Compacting costs a pass over the entries (:mod:`~alprbf.prbf.fast.compress`) and an indexed
     store per survivor; it saves the
     exponentials of the entries that would be flushed.  NumPy's ``exp`` costs about 1 ns per
     value with its AVX-512 loop; where NumPy calls the C library's (AVX2 machines, and the
-    pinned kernels of :mod:`alprbf.cpu`) the compiled copy of it (:mod:`~alprbf.prbf._exp`)
-    costs about 1.6 ns; so the break-even point depends on the process.  It is
-    measured once, on blocks of 16 x 1024 entries (:func:`~alprbf.prbf._timing.best_times`):
+    pinned kernels of :mod:`alprbf.engine.cpu`) the compiled copy of it
+    (:mod:`~alprbf.prbf.fast.exp`) costs about 1.6 ns; so the break-even point depends on the
+    process.  It is
+    measured once, on blocks of 16 x 1024 entries (:func:`~alprbf.prbf.fast.timing.best_times`):
     the dense path's time
     ``T_d`` and the compacted path's with no survivor ``T_0`` and with all surviving ``T_1``.
     Compacting a block with a fraction ``f`` of survivors costs about ``T_0 + f (T_1 - T_0)``,

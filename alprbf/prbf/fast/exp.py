@@ -1,6 +1,6 @@
 """The C library's ``exp``, compiled: the same bits as glibc's, a third of the time.
 
-Why.  Every ``alprbf`` command pins NumPy to its AVX2 loops (:mod:`alprbf.cpu`), and there
+Why.  Every ``alprbf`` command pins NumPy to its AVX2 loops (:mod:`alprbf.engine.cpu`), and there
 NumPy's float64 ``exp`` calls the C library's ``exp`` once per value: 4-5 ns, the largest
 element-wise cost of an E-step whose responsibilities are not mostly flushed.  Since glibc
 2.28, ``exp`` is the table-driven algorithm of ARM's optimized-routines (``e_exp.c``), and on a
