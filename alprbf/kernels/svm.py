@@ -156,6 +156,13 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         ``gamma_I = gamma_A``; weights: ``alpha = beta = 1``), then the first.
     expected_rows : int, default=1000
         ``U_1`` rows (a random subset when larger) of the expected error.
+    lap_column_cache : bool, default=False
+        LAP: keep the labeled rows' projected and back-projected columns between the fits of
+        a task (:meth:`.gram.LaplacianDeformation.kept_rows`), so a round of the loop computes
+        them for its new rows only instead of all labeled rows (about N^2 l flops saved per
+        round).  Equal to the plain computation up to round-off (1e-15, not bit for bit: the
+        BLAS's order of operations depends on a product's width), so off by default: the
+        recorded tables were computed without it.
     classes : array-like or None, default=None
         Every class of the task (a class without labels gets posterior 0).
     random_state : int or None, default=None
@@ -183,13 +190,19 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         kernels, which are positive semi-definite, and with a single labeled class).
     """
 
+    memoize = True
+    """Keep what one fit computes more than once (:meth:`_lap_rows`, :meth:`_gram_new`):
+    exact, the same arithmetic.  A class switch, not a parameter: False is the plain path
+    (the code before issue 50's cost work) that tests and ``benchmarks/bench_lap_cache.py``
+    compare with."""
+
     def __init__(self, kernel="rwm", C=None, gamma=None, C_grid=DEFAULT_GRID,
                  gamma_grid=DEFAULT_GRID, gamma_I_grid=LAP_GRID, gamma_A_grid=LAP_GRID,
                  inner_folds=4, retune=False, alpha=1.0, beta=1.0, weight_grid=WEIGHT_GRID,
                  categorical=None, n_components=20, n_neighbors=7, refine=False,
                  refine_neighbors=5, responsibility_rule="plug_in", density=None,
                  tuning_score="validation", tie_rule="first", expected_rows=1000,
-                 classes=None, random_state=None):
+                 lap_column_cache=False, classes=None, random_state=None):
         self.kernel = kernel
         self.C = C
         self.gamma = gamma
@@ -212,6 +225,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         self.tuning_score = tuning_score
         self.tie_rule = tie_rule
         self.expected_rows = expected_rows
+        self.lap_column_cache = lap_column_cache
         self.classes = classes
         self.random_state = random_state
 
@@ -229,6 +243,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
                      ("validation", "validation_expected"))
         check_choice(owner, "tie_rule", self.tie_rule, ("first", "default_closest"))
         check_int(owner, "expected_rows", self.expected_rows, 1)
+        check_choice(owner, "lap_column_cache", self.lap_column_cache, (False, True))
         check_int(owner, "refine_neighbors", self.refine_neighbors, 1)
         check_choice(owner, "responsibility_rule", self.responsibility_rule,
                      RESPONSIBILITY_RULES)
@@ -298,6 +313,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         if self._laplacian is None and self._deformations:   # a checkpoint of older code
             self._laplacian = next(iter(self._deformations.values())).laplacian
         self._lap_cache = {}
+        self._new_rows_gram = {}
         self.X_pool_ = X
         self.labeled_ = lab
         self._codes = codes
@@ -510,7 +526,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         state = super().__getstate__()
         if state.get("_deformations"):
             state = {**state, "_deformations": {}, "_lap_cache": {}}
-        return state
+        return {k: v for k, v in state.items() if k != "_new_rows_gram"}   # (a cache too)
 
     def _set(self, alpha, beta, gamma, gamma_I, gamma_A, C, n_labeled, err) -> None:
         self.alpha_, self.beta_ = float(alpha), float(beta)
@@ -540,17 +556,40 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         return lap.gram(rows_a, self._lap_rows(lap, b), gamma_I=self.gamma_I_,
                         gamma_A=self.gamma_A_)
 
+    def _gram_new(self, X: np.ndarray) -> np.ndarray:
+        """``_gram(None, labeled_, X_new=X)``, the rows ``X`` against the labeled rows, kept
+        for the next calls of this fit with the same rows (by content): a round of the loop
+        asks for the unlabeled rows three times (predictions, log-loss, the query).  Exact:
+        the matrix kept is the one the call computed; the last three are kept."""
+        if not self.memoize:
+            return self._gram(None, self.labeled_, X_new=X)
+        memo = self.__dict__.setdefault("_new_rows_gram", {})
+        key = _key(X)
+        if key not in memo:
+            if len(memo) >= 3:
+                del memo[next(iter(memo))]
+            memo[key] = self._gram(None, self.labeled_, X_new=X)
+        return memo[key]
+
     def _lap_rows(self, lap: LaplacianDeformation, index: np.ndarray):
         """The pool rows ``index`` as the second argument of ``lap.gram``, kept with their
         projection for the next calls with the same deformation and rows (the grid points of
         one gamma, the fit and the scoring of one round). Exact: the projection kept is the
         one a new object would compute; only the second argument is kept, so that every call
-        takes the path of ``LaplacianDeformation.gram`` it took without the cache."""
+        takes the path of ``LaplacianDeformation.gram`` it took without the cache.
+
+        They are kept rows (:meth:`.gram.LaplacianDeformation.kept_rows`, unless
+        ``memoize`` is off): their back-projection is computed once per ratio, not once per
+        grid point or per prediction call (exact).  With ``lap_column_cache`` the columns of
+        their projection and back-projection are also kept between the fits of a task, so a
+        round computes those of its new rows only (equal to round-off, not bit for bit)."""
         key = (id(lap), np.asarray(index).tobytes())
         if key not in self._lap_cache:
             if len(self._lap_cache) >= 8:
                 self._lap_cache.clear()
-            self._lap_cache[key] = (lap, lap.rows(index=index))   # lap kept: its id stays unique
+            rows = lap.kept_rows(index, columns=self.lap_column_cache) if self.memoize \
+                else lap.rows(index=index)
+            self._lap_cache[key] = (lap, rows)     # lap kept: its id stays unique
         return self._lap_cache[key][1]
 
     def _deformation(self, gamma: float) -> LaplacianDeformation:
@@ -581,8 +620,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         without a label; a single labeled class gets 0)."""
         check_is_fitted(self, "classes_")
         X = validate_data(self, X, reset=False, dtype=np.float64)
-        return self._ovr(None if self.svc_ is None else
-                         self._gram(None, self.labeled_, X_new=X), X.shape[0])
+        return self._ovr(None if self.svc_ is None else self._gram_new(X), X.shape[0])
 
     def _ovr(self, G, n: int) -> np.ndarray:
         """:meth:`scores` from the Gram matrix ``G`` (n, n_labeled) (None without an SVM)."""
@@ -614,7 +652,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         pairwise = np.zeros((X.shape[0], K, K))
         if self.svc_ is None:
             return self._ovr(None, X.shape[0]), pairwise
-        G = self._gram(None, self.labeled_, X_new=X)
+        G = self._gram_new(X)
         ovo = copy.copy(self.svc_)
         ovo.decision_function_shape = "ovo"
         dec = ovo.decision_function(G)
