@@ -69,10 +69,22 @@ def test_kept_columns_agree_with_one_batch(degree):
                 lap.gram(pool, kept, gamma_I=gamma_I, gamma_A=gamma_A),
                 lap.gram(pool, lap.rows(index=index), gamma_I=gamma_I, gamma_A=gamma_A),
                 rtol=0, atol=1e-12)
+            np.testing.assert_allclose(
+                lap.pool_gram(kept, gamma_I=gamma_I, gamma_A=gamma_A),
+                lap.gram(pool, lap.rows(index=index), gamma_I=gamma_I, gamma_A=gamma_A),
+                rtol=0, atol=1e-12)
             W = lap._back_projection(lap.rows(index=index), c, kind, factor)
             np.testing.assert_allclose(kept.W[c], W, rtol=0, atol=1e-12)
             assert kept.G.flags.f_contiguous == plain.G.flags.f_contiguous
             assert kept.W[c].flags.c_contiguous == W.flags.c_contiguous
+
+
+def test_pool_gram_needs_kept_columns():
+    lap = _deformation()
+    with pytest.raises(ValueError, match="kept_rows"):
+        lap.pool_gram(lap.kept_rows([1, 2]), gamma_I=1.0, gamma_A=1.0)
+    assert np.array_equal(lap.pool_gram(lap.kept_rows([1, 2], columns=True), gamma_I=0.0,
+                                        gamma_A=1.0), lap.K[:, [1, 2]])
 
 
 def test_kept_columns_follow_the_ratio():
@@ -97,6 +109,7 @@ def _loop(kernel: str, memoize: bool, monkeypatch, rounds: int = 12, batch: int 
     X, y = make_moons(120, noise=0.2, random_state=3) if kernel != "rwm" else \
         make_blobs(120, centers=3, random_state=3)
     X = np.c_[X, np.random.default_rng(0).normal(size=(len(X), 1))]
+    X, X_test, y = X[:100], X[100:], y[:100]
     labeled = np.r_[[np.flatnonzero(y == k)[:4] for k in np.unique(y)]].ravel()
     y_obs = np.full(len(y), np.nan)
     y_obs[labeled] = y[labeled]
@@ -108,10 +121,11 @@ def _loop(kernel: str, memoize: bool, monkeypatch, rounds: int = 12, batch: int 
                         tie_rule="default_closest", **grid, **params)
         est.fit(X, y_obs, previous=previous)
         pool = np.flatnonzero(np.isnan(y_obs))
-        seen += [est.scores(X[pool]), est.predict_log_proba(X[pool]), est.scores(X),
-                 est.scores(X[~np.isnan(y_obs)])]
-        scores, pairwise = est.decision_values(X[pool])
-        seen += [scores, pairwise]
+        labeled = np.flatnonzero(~np.isnan(y_obs))
+        seen += [est.scores(X_test), est.predict_log_proba(X_test), est.scores(X),
+                 est.scores_rows(X, labeled), est.predict_log_proba_rows(X, pool)]
+        scores, pairwise = est.decision_values(X, pool)
+        seen += [scores, pairwise, *est.decision_values(X[pool])]
         picked = pool[np.argsort(svm_margin(scores, pairwise), kind="stable")[:batch]]
         queries.append(picked)
         y_obs[picked] = y[picked]

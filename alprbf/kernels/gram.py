@@ -566,6 +566,7 @@ class LaplacianDeformation:
         self._band, self._reflectors = band_reduce(A, bandwidth, overwrite_a=True)
         self._kept_G = _ColumnStore(order="F")        # pool row -> its column of G
         self._kept_W = _ColumnStore(ratio=np.nan)     # pool row -> its column of W at c = ratio
+        self._kept_D = _ColumnStore(ratio=np.nan)     # pool row -> k~(pool, row) at c = ratio
 
     @property
     def n_pool(self) -> int:
@@ -746,6 +747,25 @@ class LaplacianDeformation:
                 A.W[c] = self._kept_columns(
                     self._kept_W, A, lambda R: self._back_projection(R, c, kind, factor))
         return A.W[c]
+
+    def pool_gram(self, B: LapRows, *, gamma_I: float, gamma_A: float) -> np.ndarray:
+        """``k~(pool, B)`` (N, m) for rows with kept columns (``kept_rows(index,
+        columns=True)``): every pool row against them, assembled from columns this
+        deformation keeps for the last ratio, so a row's column costs ``O(N^2)`` once.
+
+        ``K_pool_B - K W_B`` with the pool's base Gram matrix ``K`` (the same matrix as
+        :meth:`gram` between pool rows by index and ``B``, up to round-off)."""
+        if B.kept != "columns":
+            raise ValueError("LaplacianDeformation.pool_gram: invalid rows; valid: "
+                             "kept_rows(index, columns=True)")
+        c = self.ratio(gamma_I, gamma_A)
+        if c == 0:
+            return self.K[:, B.index]
+        if self._kept_D.ratio != c:
+            self._kept_D = _ColumnStore(ratio=c)
+        return self._kept_columns(
+            self._kept_D, B,
+            lambda R: R.K_pool - self.K @ self._back_projected(R, c, *self._band_factor(c)))
 
     def _back_projection(self, A: LapRows, c: float, kind: str, factor) -> np.ndarray:
         Y = _band_solve(kind, factor, self._projected(A))

@@ -157,12 +157,15 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
     expected_rows : int, default=1000
         ``U_1`` rows (a random subset when larger) of the expected error.
     lap_column_cache : bool, default=False
-        LAP: keep the labeled rows' projected and back-projected columns between the fits of
-        a task (:meth:`.gram.LaplacianDeformation.kept_rows`), so a round of the loop computes
-        them for its new rows only instead of all labeled rows (about N^2 l flops saved per
-        round).  Equal to the plain computation up to round-off (1e-15, not bit for bit: the
-        BLAS's order of operations depends on a product's width), so off by default: the
-        recorded tables were computed without it.
+        LAP: keep, between the fits of a task, each labeled row's projected and
+        back-projected columns and its deformed Gram column against the whole pool
+        (:meth:`.gram.LaplacianDeformation.kept_rows` and ``pool_gram``),
+        so a round of the loop computes them for its new rows only (``O(N^2)`` each instead
+        of ``O(N^2 l)`` for all labeled rows), and the training part's predictions
+        (:meth:`scores_rows`: the evaluation, the query) are rows of that matrix.  Equal to
+        the plain computation up to round-off (about 1e-15, not bit for bit: the BLAS's
+        order of operations depends on a product's width), so off by default: the recorded
+        tables were computed without it.
     classes : array-like or None, default=None
         Every class of the task (a class without labels gets posterior 0).
     random_state : int or None, default=None
@@ -314,6 +317,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
             self._laplacian = next(iter(self._deformations.values())).laplacian
         self._lap_cache = {}
         self._new_rows_gram = {}
+        self._pool_gram_memo = None
         self.X_pool_ = X
         self.labeled_ = lab
         self._codes = codes
@@ -346,7 +350,8 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         self.n_support_vectors_ = 0
         self.gram_min_eigenvalue_ = np.nan
         if len(self.present_) > 1:
-            K = self._gram(lab, lab)
+            pool = self._pool_gram()
+            K = self._gram(lab, lab) if pool is None else pool[lab]
             if self.kernel in ("rwm", "gmm"):
                 self.gram_min_eigenvalue_ = smallest_eigenvalue(K)
                 _LOG.debug("KernelSVC(%s): smallest eigenvalue of the %d x %d training Gram "
@@ -526,7 +531,8 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         state = super().__getstate__()
         if state.get("_deformations"):
             state = {**state, "_deformations": {}, "_lap_cache": {}}
-        return {k: v for k, v in state.items() if k != "_new_rows_gram"}   # (a cache too)
+        return {k: v for k, v in state.items()             # (caches too)
+                if k not in ("_new_rows_gram", "_pool_gram_memo")}
 
     def _set(self, alpha, beta, gamma, gamma_I, gamma_A, C, n_labeled, err) -> None:
         self.alpha_, self.beta_ = float(alpha), float(beta)
@@ -570,6 +576,27 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
                 del memo[next(iter(memo))]
             memo[key] = self._gram(None, self.labeled_, X_new=X)
         return memo[key]
+
+    def _pool_gram(self) -> np.ndarray | None:
+        """LAP with ``lap_column_cache``: ``k~(pool, labeled)`` (N, l), assembled from the
+        deformed Gram columns the deformation keeps between fits (a round computes those of
+        its new labeled rows only), once per fit; None otherwise (and while tuning)."""
+        if not (self.kernel == "lap" and self.lap_column_cache and self.memoize):
+            return None
+        if self.__dict__.get("_pool_gram_memo") is None:
+            lap = self._deformation(self.gamma_)
+            self._pool_gram_memo = lap.pool_gram(self._lap_rows(lap, self.labeled_),
+                                                 gamma_I=self.gamma_I_, gamma_A=self.gamma_A_)
+        return self._pool_gram_memo
+
+    def _rows_gram(self, X: np.ndarray, rows) -> np.ndarray:
+        """The rows ``X[rows]`` (all of ``X`` when None) against the labeled rows: rows of
+        :meth:`_pool_gram` when ``X`` is the fitted pool and that exists, else
+        :meth:`_gram_new`."""
+        pool = self._pool_gram()
+        if pool is None or _key(X) != self.rows_key_:
+            return self._gram_new(X if rows is None else X[rows])
+        return pool if rows is None else pool[rows]
 
     def _lap_rows(self, lap: LaplacianDeformation, index: np.ndarray):
         """The pool rows ``index`` as the second argument of ``lap.gram``, kept with their
@@ -618,9 +645,15 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
     def scores(self, X) -> np.ndarray:
         """One-vs-rest decision values over all classes, shape (n, K) (``-inf`` for classes
         without a label; a single labeled class gets 0)."""
+        return self.scores_rows(X, None)
+
+    def scores_rows(self, X, rows) -> np.ndarray:
+        """:meth:`scores` of the rows ``X[rows]`` (all of ``X`` when None); when ``X`` is
+        the training part of the fit, the LAP column cache answers from what it keeps."""
         check_is_fitted(self, "classes_")
         X = validate_data(self, X, reset=False, dtype=np.float64)
-        return self._ovr(None if self.svc_ is None else self._gram_new(X), X.shape[0])
+        n = X.shape[0] if rows is None else len(rows)
+        return self._ovr(None if self.svc_ is None else self._rows_gram(X, rows), n)
 
     def _ovr(self, G, n: int) -> np.ndarray:
         """:meth:`scores` from the Gram matrix ``G`` (n, n_labeled) (None without an SVM)."""
@@ -634,8 +667,9 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         out[:, self.present_] = f
         return out
 
-    def decision_values(self, X) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`scores` and the one-vs-one values of every pair, from one Gram matrix.
+    def decision_values(self, X, rows=None) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`scores` and the one-vs-one values of every pair, from one Gram matrix, of
+        the rows ``X[rows]`` (all of ``X`` when None; see :meth:`scores_rows`).
 
         Returns
         -------
@@ -649,10 +683,11 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "classes_")
         X = validate_data(self, X, reset=False, dtype=np.float64)
         K = len(self.classes_)
-        pairwise = np.zeros((X.shape[0], K, K))
+        n = X.shape[0] if rows is None else len(rows)
+        pairwise = np.zeros((n, K, K))
         if self.svc_ is None:
-            return self._ovr(None, X.shape[0]), pairwise
-        G = self._gram_new(X)
+            return self._ovr(None, n), pairwise
+        G = self._rows_gram(X, rows)
         ovo = copy.copy(self.svc_)
         ovo.decision_function_shape = "ovo"
         dec = ovo.decision_function(G)
@@ -661,7 +696,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         a, b = np.triu_indices(len(self.present_), k=1)   # libsvm's pair order
         pairwise[:, self.present_[a], self.present_[b]] = dec
         pairwise[:, self.present_[b], self.present_[a]] = -dec
-        return self._ovr(G, X.shape[0]), pairwise
+        return self._ovr(G, n), pairwise
 
     def density_model(self) -> MixtureDensity:
         """The density model of the training rows (eqs 1-7) that the strategies use: ``M_i``
@@ -686,7 +721,11 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
 
     def predict_log_proba(self, X) -> np.ndarray:
         """Log of the softmax of the decision values (not calibrated), shape (n, K)."""
-        f = self.scores(X)
+        return self.predict_log_proba_rows(X, None)
+
+    def predict_log_proba_rows(self, X, rows) -> np.ndarray:
+        """:meth:`predict_log_proba` of the rows ``X[rows]`` (see :meth:`scores_rows`)."""
+        f = self.scores_rows(X, rows)
         with np.errstate(invalid="ignore"):
             return log_softmax(f, axis=1)
 
