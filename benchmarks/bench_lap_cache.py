@@ -72,9 +72,9 @@ def run(cfg, mode: str, rounds: int, fixed: bool, start: int) -> pd.DataFrame:
         params = dict(task.model.params, gamma=1.0 / d)
         task = replace(task, model=replace(task.model, params=params))
         p = replace(p, initial=Initial(method="per_class", size=max(1, start // ds.n_classes)))
-    if mode == "columns":
-        task = replace(task, model=replace(task.model, params=dict(task.model.params,
-                                                                   lap_column_cache=True)))
+    if task.model.params.get("kernel") == "lap":     # whatever the config says
+        task = replace(task, model=replace(task.model, params=dict(
+            task.model.params, lap_column_cache=mode == "columns")))
     batch = task.strategy.batch_size or p.batch_size
     budget = min(rounds * batch, full[task.dataset.label])
     p = replace(p, labels=0, cap_at_pool=False, budget=budget)
