@@ -622,6 +622,17 @@ class LaplacianDeformation:
         rows.kept = "columns" if columns else "rows"
         return rows
 
+    def kept_columns(self) -> dict:
+        """What :meth:`kept_rows` with ``columns`` keeps that the same deformation, rebuilt,
+        needs to give the same numbers (:meth:`restore_kept_columns`): the back-projected
+        and deformed Gram columns with their ratio; the projected columns are needed only
+        to compute those of rows not kept yet."""
+        return {"W": self._kept_W, "D": self._kept_D}
+
+    def restore_kept_columns(self, kept: dict) -> None:
+        """Take the columns :meth:`kept_columns` of an identical deformation returned."""
+        self._kept_W, self._kept_D = kept["W"], kept["D"]
+
     def _kept_columns(self, store: _ColumnStore, A: LapRows,
                       compute: Callable[[LapRows], np.ndarray]) -> np.ndarray:
         """``compute(A)`` for the kept pool rows ``A``, column by column from ``store``; the

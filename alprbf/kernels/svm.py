@@ -315,6 +315,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         self._laplacian = getattr(previous, "_laplacian", None) if same else None
         if self._laplacian is None and self._deformations:   # a checkpoint of older code
             self._laplacian = next(iter(self._deformations.values())).laplacian
+        self._lap_kept = previous.__dict__.get("_lap_kept", {}) if same else {}
         self._lap_cache = {}
         self._new_rows_gram = {}
         self._pool_gram_memo = None
@@ -527,10 +528,16 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
     def __getstate__(self) -> dict:
         """Pickled without the LAP deformations and their row cache: on a pool of N rows each
         deformation is a few N x N matrices that a checkpoint need not carry, and
-        :meth:`_deformation` rebuilds them identically from the pool and the kNN graph."""
+        :meth:`_deformation` rebuilds them identically from the pool and the kNN graph.  With
+        ``lap_column_cache`` the columns they keep go along (N x l each, see
+        :meth:`.gram.LaplacianDeformation.kept_columns`): recomputed in one batch they would
+        differ in the last bits, and a resumed task would not give an uninterrupted one's
+        rows."""
         state = super().__getstate__()
         if state.get("_deformations"):
-            state = {**state, "_deformations": {}, "_lap_cache": {}}
+            kept = {key: lap.kept_columns() for key, lap in state["_deformations"].items()} \
+                if self.lap_column_cache else {}
+            state = {**state, "_deformations": {}, "_lap_cache": {}, "_lap_kept": kept}
         return {k: v for k, v in state.items()             # (caches too)
                 if k not in ("_new_rows_gram", "_pool_gram_memo")}
 
@@ -565,8 +572,9 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
     def _gram_new(self, X: np.ndarray) -> np.ndarray:
         """``_gram(None, labeled_, X_new=X)``, the rows ``X`` against the labeled rows, kept
         for the next calls of this fit with the same rows (by content): a round of the loop
-        asks for the unlabeled rows three times (predictions, log-loss, the query).  Exact:
-        the matrix kept is the one the call computed; the last three are kept."""
+        asks for its tested rows twice (predictions, log-loss) and, without a test fold, a
+        third time (the query).  Exact: the matrix kept is the one the call computed; the
+        last three are kept."""
         if not self.memoize:
             return self._gram(None, self.labeled_, X_new=X)
         memo = self.__dict__.setdefault("_new_rows_gram", {})
@@ -627,6 +635,9 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
             lap = LaplacianDeformation(self.X_pool_, base, n_neighbors=self.n_neighbors,
                                        laplacian=self._laplacian)
             self._laplacian = lap.laplacian          # the graph depends on the rows only
+            kept = self.__dict__.get("_lap_kept", {}).get(key)
+            if kept is not None and self.lap_column_cache:   # rebuilt after a checkpoint
+                lap.restore_kept_columns(kept)
             self._deformations[key] = lap
         return self._deformations[key]
 
