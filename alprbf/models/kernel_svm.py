@@ -30,10 +30,29 @@ class KernelSVMLearner(EstimatorLearner):
     def svm_decision_values(self, X):
         """One-vs-rest-style and one-vs-one decision values of the rows ``X``: shapes (n, K)
         and (n, K, K) (:meth:`KernelSVC.decision_values`; zeros before the first label)."""
+        return self.svm_decision_values_rows(X, None)
+
+    def svm_decision_values_rows(self, X, rows):
+        """:meth:`svm_decision_values` of ``X[rows]`` (all of ``X`` when None): on the
+        training part of the last fit the LAP column cache answers from what it keeps."""
         if self.estimator_ is None:
-            K = self.n_classes
-            return np.zeros((len(X), K)), np.zeros((len(X), K, K))
-        return self.estimator_.decision_values(X)
+            n, K = len(X) if rows is None else len(rows), self.n_classes
+            return np.zeros((n, K)), np.zeros((n, K, K))
+        return self.estimator_.decision_values(X, rows)
+
+    def predict_log_proba_rows(self, X, rows):
+        if self.estimator_ is None:
+            return super().predict_log_proba_rows(X, rows)
+        return self.estimator_.predict_log_proba_rows(X, rows)
+
+    def predict_proba_rows(self, X, rows):
+        p = np.exp(self.predict_log_proba_rows(X, rows))
+        return p / p.sum(axis=1, keepdims=True)
+
+    def predict_rows(self, X, rows=None):
+        if self.estimator_ is None:
+            return super().predict_rows(X, rows)
+        return np.argmax(self.estimator_.predict_log_proba_rows(X, rows), axis=1)
 
     def diagnostics(self):
         """:meth:`KernelSVC.diagnostics` of the last fit ({} before the first label)."""

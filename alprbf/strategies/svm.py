@@ -263,6 +263,13 @@ def _density_and_responsibilities(log_comp: np.ndarray, weights: np.ndarray
     return log_p, np.exp(log_joint - log_p[:, None])
 
 
+def _decision_values(model, X: np.ndarray, pool: np.ndarray):
+    """``model.svm_decision_values(X[pool])``, through ``svm_decision_values_rows(X, pool)``
+    when the learner has it (it may answer from what its fit keeps of its training rows)."""
+    rows = getattr(model, "svm_decision_values_rows", None)
+    return model.svm_decision_values(X[pool]) if rows is None else rows(X, pool)
+
+
 def _no_model_methods(name: str, model, needs: tuple[str, ...]) -> None:
     missing = [m for m in needs if not hasattr(model, m)]
     if missing:
@@ -287,7 +294,7 @@ class SVMUncertaintySampling(QueryStrategy):
 
     def score(self, X, pool, model):
         _no_model_methods("uncertainty_svm", model, self.required_model_methods)
-        scores, pairwise = model.svm_decision_values(X[pool])
+        scores, pairwise = _decision_values(model, X, pool)
         return -svm_margin(scores, pairwise, self.multiclass)
 
 
@@ -350,7 +357,7 @@ class FourDS(QueryStrategy):
         ndarray of int, shape (min(batch_size, len(pool)),)
         """
         mixture = model.density_model()
-        scores, pairwise = model.svm_decision_values(X[pool])
+        scores, pairwise = _decision_values(model, X, pool)
         margin = svm_margin(scores, pairwise, self.multiclass)
         log_comp = log_component_densities(mixture, X[pool])
         log_p, resp_pool = _density_and_responsibilities(log_comp, mixture.weights)

@@ -25,7 +25,7 @@ the other columns and the kernel is ``exp(-gamma (alpha Delta^2 + beta Delta_01^
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
@@ -458,12 +458,21 @@ class LapRows:
     G : ndarray of shape (r, n) or None
         ``Q^T B^T K_pool``: the rows in the basis where ``I + c A`` is banded; computed on
         first use (:meth:`LaplacianDeformation.gram` projects only the rows it needs).
+    W : dict
+        Kept rows only (:meth:`LaplacianDeformation.kept_rows`): ratio ``c`` ->
+        ``c B Q (I + c T)^{-1} G`` (N, n), the rows mapped back to the pool, computed on first
+        use with that ratio.
+    kept : {None, "rows", "columns"}
+        None: plain rows; "rows": they keep ``W``; "columns": also assembled from columns
+        the deformation keeps between calls.
     """
 
     X: np.ndarray
     index: np.ndarray | None
     K_pool: np.ndarray
     G: np.ndarray | None = None
+    W: dict = field(default_factory=dict)
+    kept: str | None = None
 
 
 class LaplacianDeformation:
@@ -555,6 +564,9 @@ class LaplacianDeformation:
         self._factor = laplacian_factor(self.laplacian, degree)
         A = self._factor.congruence(self.K)
         self._band, self._reflectors = band_reduce(A, bandwidth, overwrite_a=True)
+        self._kept_G = _ColumnStore(order="F")        # pool row -> its column of G
+        self._kept_W = _ColumnStore(ratio=np.nan)     # pool row -> its column of W at c = ratio
+        self._kept_D = _ColumnStore(ratio=np.nan)     # pool row -> k~(pool, row) at c = ratio
 
     @property
     def n_pool(self) -> int:
@@ -589,15 +601,72 @@ class LaplacianDeformation:
             K_pool = np.asarray(self.base_kernel(self.X_pool, X), dtype=float)
         return LapRows(X=X, index=index, K_pool=K_pool)
 
+    def kept_rows(self, index, columns: bool = False) -> LapRows:
+        """Pool rows ``index`` as :meth:`rows` gives them, to be used many times as the
+        second argument of :meth:`gram` (an active-learning loop's labeled rows).
+
+        The rows keep their back-projection ``W`` for every ratio ``c`` they meet (one per
+        ratio, not one per grid point or call): exact, the same arithmetic.
+
+        With ``columns`` their projection ``G`` and back-projection ``W`` are assembled from
+        columns this deformation keeps between calls: a column depends on its own row only,
+        so each row's columns are computed once, in one batch with the other rows first
+        asked for together, and copied afterwards (``W`` for one ratio at a time; another
+        ratio starts that store afresh).  Equal to :meth:`rows` up to round-off only: the
+        BLAS does not compute a column of a product independently of the other columns of
+        its batch (OpenBLAS ``dtrmm`` at any width, ``dgemm`` below about 8 columns), so a
+        column computed in a batch of one differs from the same column computed beside
+        others in the last bits (``tests/test_kernels_lap_cache.py``: within 1e-12).
+        """
+        rows = self.rows(index=index)
+        rows.kept = "columns" if columns else "rows"
+        return rows
+
+    def kept_columns(self) -> dict:
+        """What :meth:`kept_rows` with ``columns`` keeps that the same deformation, rebuilt,
+        needs to give the same numbers (:meth:`restore_kept_columns`): the back-projected
+        and deformed Gram columns with their ratio; the projected columns are needed only
+        to compute those of rows not kept yet."""
+        return {"W": self._kept_W, "D": self._kept_D}
+
+    def restore_kept_columns(self, kept: dict) -> None:
+        """Take the columns :meth:`kept_columns` of an identical deformation returned."""
+        self._kept_W, self._kept_D = kept["W"], kept["D"]
+
+    def _kept_columns(self, store: _ColumnStore, A: LapRows,
+                      compute: Callable[[LapRows], np.ndarray]) -> np.ndarray:
+        """``compute(A)`` for the kept pool rows ``A``, column by column from ``store``; the
+        missing columns are computed in one batch (``compute`` on fresh kept rows) and kept.
+        The result has the memory layout ``compute`` gives (so later products see the same
+        operands)."""
+        index = A.index.tolist()
+        missing = [i for i in dict.fromkeys(index) if i not in store.columns]
+        if missing:
+            new = compute(self.kept_rows(missing, columns=True))
+            if new.flags.f_contiguous != new.flags.c_contiguous:   # (one column: both)
+                store.order = "F" if new.flags.f_contiguous else "C"
+            store.length = new.shape[0]
+            for j, i in enumerate(missing):
+                store.columns[i] = new[:, j]
+        out = np.empty((store.length, len(index)), order=store.order)
+        for j, i in enumerate(index):
+            out[:, j] = store.columns[i]
+        return out
+
     def _as_rows(self, A) -> LapRows:
         return A if isinstance(A, LapRows) else self.rows(X=A)
 
     def project(self, A: LapRows) -> LapRows:
         """The rows with their projection ``G = Q^T B^T K_pool`` (computed once, O(N^2 n));
         :meth:`gram` calls it when it needs it."""
-        if A.G is None:
-            A.G = apply_qt(self._reflectors, self._factor.t_times(A.K_pool))
+        if A.G is None and A.kept == "columns":
+            A.G = self._kept_columns(self._kept_G, A, self._projection)
+        elif A.G is None:
+            A.G = self._projection(A)
         return A
+
+    def _projection(self, A: LapRows) -> np.ndarray:
+        return apply_qt(self._reflectors, self._factor.t_times(A.K_pool))
 
     def _projected(self, A: LapRows) -> np.ndarray:
         return self.project(A).G
@@ -675,7 +744,41 @@ class LaplacianDeformation:
         return K - (B.K_pool.T @ self._back_projected(A, c, kind, factor)).T
 
     def _back_projected(self, A: LapRows, c: float, kind: str, factor) -> np.ndarray:
-        """``W = c B Q (I + c T)^{-1} G_A`` (N, n): ``(I + M K)^{-1} M K_pool_A``."""
+        """``W = c B Q (I + c T)^{-1} G_A`` (N, n): ``(I + M K)^{-1} M K_pool_A``; kept rows
+        (:meth:`kept_rows`) keep it for every ratio ``c`` they meet, and with kept columns
+        the deformation keeps its columns for the last ratio."""
+        if A.kept is None:
+            return self._back_projection(A, c, kind, factor)
+        if c not in A.W:
+            if A.kept == "rows":
+                A.W[c] = self._back_projection(A, c, kind, factor)
+            else:
+                if self._kept_W.ratio != c:
+                    self._kept_W = _ColumnStore(ratio=c)
+                A.W[c] = self._kept_columns(
+                    self._kept_W, A, lambda R: self._back_projection(R, c, kind, factor))
+        return A.W[c]
+
+    def pool_gram(self, B: LapRows, *, gamma_I: float, gamma_A: float) -> np.ndarray:
+        """``k~(pool, B)`` (N, m) for rows with kept columns (``kept_rows(index,
+        columns=True)``): every pool row against them, assembled from columns this
+        deformation keeps for the last ratio, so a row's column costs ``O(N^2)`` once.
+
+        ``K_pool_B - K W_B`` with the pool's base Gram matrix ``K`` (the same matrix as
+        :meth:`gram` between pool rows by index and ``B``, up to round-off)."""
+        if B.kept != "columns":
+            raise ValueError("LaplacianDeformation.pool_gram: invalid rows; valid: "
+                             "kept_rows(index, columns=True)")
+        c = self.ratio(gamma_I, gamma_A)
+        if c == 0:
+            return self.K[:, B.index]
+        if self._kept_D.ratio != c:
+            self._kept_D = _ColumnStore(ratio=c)
+        return self._kept_columns(
+            self._kept_D, B,
+            lambda R: R.K_pool - self.K @ self._back_projected(R, c, *self._band_factor(c)))
+
+    def _back_projection(self, A: LapRows, c: float, kind: str, factor) -> np.ndarray:
         Y = _band_solve(kind, factor, self._projected(A))
         Y *= c
         return self._factor.times(apply_q(self._reflectors, Y))
@@ -690,6 +793,17 @@ class LaplacianDeformation:
         B = A if B is None else self._as_rows(B)
         return deformed_gram_direct(self.K, self.laplacian, A.K_pool, B.K_pool,
                                     self._base(A, B), c, self.degree)
+
+
+@dataclass
+class _ColumnStore:
+    """Columns kept by :meth:`LaplacianDeformation.kept_rows` (pool row -> column), their
+    length and the memory layout of the batches they came from, for one ``ratio`` (W only)."""
+
+    ratio: float = np.nan
+    columns: dict[int, np.ndarray] = field(default_factory=dict)
+    length: int = 0
+    order: str = "C"
 
 
 def _band_solve(kind: str, factor, G: np.ndarray) -> np.ndarray:

@@ -156,6 +156,16 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         ``gamma_I = gamma_A``; weights: ``alpha = beta = 1``), then the first.
     expected_rows : int, default=1000
         ``U_1`` rows (a random subset when larger) of the expected error.
+    lap_column_cache : bool, default=False
+        LAP: keep, between the fits of a task, each labeled row's projected and
+        back-projected columns and its deformed Gram column against the whole pool
+        (:meth:`.gram.LaplacianDeformation.kept_rows` and ``pool_gram``),
+        so a round of the loop computes them for its new rows only (``O(N^2)`` each instead
+        of ``O(N^2 l)`` for all labeled rows), and the training part's predictions
+        (:meth:`scores_rows`: the evaluation, the query) are rows of that matrix.  Equal to
+        the plain computation up to round-off (about 1e-15, not bit for bit: the BLAS's
+        order of operations depends on a product's width), so off by default: the recorded
+        tables were computed without it.
     classes : array-like or None, default=None
         Every class of the task (a class without labels gets posterior 0).
     random_state : int or None, default=None
@@ -183,13 +193,19 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         kernels, which are positive semi-definite, and with a single labeled class).
     """
 
+    memoize = True
+    """Keep what one fit computes more than once (:meth:`_lap_rows`, :meth:`_gram_new`):
+    exact, the same arithmetic.  A class switch, not a parameter: False is the plain path
+    (the code before issue 50's cost work) that tests and ``benchmarks/bench_lap_cache.py``
+    compare with."""
+
     def __init__(self, kernel="rwm", C=None, gamma=None, C_grid=DEFAULT_GRID,
                  gamma_grid=DEFAULT_GRID, gamma_I_grid=LAP_GRID, gamma_A_grid=LAP_GRID,
                  inner_folds=4, retune=False, alpha=1.0, beta=1.0, weight_grid=WEIGHT_GRID,
                  categorical=None, n_components=20, n_neighbors=7, refine=False,
                  refine_neighbors=5, responsibility_rule="plug_in", density=None,
                  tuning_score="validation", tie_rule="first", expected_rows=1000,
-                 classes=None, random_state=None):
+                 lap_column_cache=False, classes=None, random_state=None):
         self.kernel = kernel
         self.C = C
         self.gamma = gamma
@@ -212,6 +228,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         self.tuning_score = tuning_score
         self.tie_rule = tie_rule
         self.expected_rows = expected_rows
+        self.lap_column_cache = lap_column_cache
         self.classes = classes
         self.random_state = random_state
 
@@ -229,6 +246,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
                      ("validation", "validation_expected"))
         check_choice(owner, "tie_rule", self.tie_rule, ("first", "default_closest"))
         check_int(owner, "expected_rows", self.expected_rows, 1)
+        check_choice(owner, "lap_column_cache", self.lap_column_cache, (False, True))
         check_int(owner, "refine_neighbors", self.refine_neighbors, 1)
         check_choice(owner, "responsibility_rule", self.responsibility_rule,
                      RESPONSIBILITY_RULES)
@@ -297,7 +315,10 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         self._laplacian = getattr(previous, "_laplacian", None) if same else None
         if self._laplacian is None and self._deformations:   # a checkpoint of older code
             self._laplacian = next(iter(self._deformations.values())).laplacian
+        self._lap_kept = previous.__dict__.get("_lap_kept", {}) if same else {}
         self._lap_cache = {}
+        self._new_rows_gram = {}
+        self._pool_gram_memo = None
         self.X_pool_ = X
         self.labeled_ = lab
         self._codes = codes
@@ -330,7 +351,8 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         self.n_support_vectors_ = 0
         self.gram_min_eigenvalue_ = np.nan
         if len(self.present_) > 1:
-            K = self._gram(lab, lab)
+            pool = self._pool_gram()
+            K = self._gram(lab, lab) if pool is None else pool[lab]
             if self.kernel in ("rwm", "gmm"):
                 self.gram_min_eigenvalue_ = smallest_eigenvalue(K)
                 _LOG.debug("KernelSVC(%s): smallest eigenvalue of the %d x %d training Gram "
@@ -506,11 +528,18 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
     def __getstate__(self) -> dict:
         """Pickled without the LAP deformations and their row cache: on a pool of N rows each
         deformation is a few N x N matrices that a checkpoint need not carry, and
-        :meth:`_deformation` rebuilds them identically from the pool and the kNN graph."""
+        :meth:`_deformation` rebuilds them identically from the pool and the kNN graph.  With
+        ``lap_column_cache`` the columns they keep go along (N x l each, see
+        :meth:`.gram.LaplacianDeformation.kept_columns`): recomputed in one batch they would
+        differ in the last bits, and a resumed task would not give an uninterrupted one's
+        rows."""
         state = super().__getstate__()
         if state.get("_deformations"):
-            state = {**state, "_deformations": {}, "_lap_cache": {}}
-        return state
+            kept = {key: lap.kept_columns() for key, lap in state["_deformations"].items()} \
+                if self.lap_column_cache else {}
+            state = {**state, "_deformations": {}, "_lap_cache": {}, "_lap_kept": kept}
+        return {k: v for k, v in state.items()             # (caches too)
+                if k not in ("_new_rows_gram", "_pool_gram_memo")}
 
     def _set(self, alpha, beta, gamma, gamma_I, gamma_A, C, n_labeled, err) -> None:
         self.alpha_, self.beta_ = float(alpha), float(beta)
@@ -540,17 +569,62 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         return lap.gram(rows_a, self._lap_rows(lap, b), gamma_I=self.gamma_I_,
                         gamma_A=self.gamma_A_)
 
+    def _gram_new(self, X: np.ndarray) -> np.ndarray:
+        """``_gram(None, labeled_, X_new=X)``, the rows ``X`` against the labeled rows, kept
+        for the next calls of this fit with the same rows (by content): a round of the loop
+        asks for its tested rows twice (predictions, log-loss) and, without a test fold, a
+        third time (the query).  Exact: the matrix kept is the one the call computed; the
+        last three are kept."""
+        if not self.memoize:
+            return self._gram(None, self.labeled_, X_new=X)
+        memo = self.__dict__.setdefault("_new_rows_gram", {})
+        key = _key(X)
+        if key not in memo:
+            if len(memo) >= 3:
+                del memo[next(iter(memo))]
+            memo[key] = self._gram(None, self.labeled_, X_new=X)
+        return memo[key]
+
+    def _pool_gram(self) -> np.ndarray | None:
+        """LAP with ``lap_column_cache``: ``k~(pool, labeled)`` (N, l), assembled from the
+        deformed Gram columns the deformation keeps between fits (a round computes those of
+        its new labeled rows only), once per fit; None otherwise (and while tuning)."""
+        if not (self.kernel == "lap" and self.lap_column_cache and self.memoize):
+            return None
+        if self.__dict__.get("_pool_gram_memo") is None:
+            lap = self._deformation(self.gamma_)
+            self._pool_gram_memo = lap.pool_gram(self._lap_rows(lap, self.labeled_),
+                                                 gamma_I=self.gamma_I_, gamma_A=self.gamma_A_)
+        return self._pool_gram_memo
+
+    def _rows_gram(self, X: np.ndarray, rows) -> np.ndarray:
+        """The rows ``X[rows]`` (all of ``X`` when None) against the labeled rows: rows of
+        :meth:`_pool_gram` when ``X`` is the fitted pool and that exists, else
+        :meth:`_gram_new`."""
+        pool = self._pool_gram()
+        if pool is None or _key(X) != self.rows_key_:
+            return self._gram_new(X if rows is None else X[rows])
+        return pool if rows is None else pool[rows]
+
     def _lap_rows(self, lap: LaplacianDeformation, index: np.ndarray):
         """The pool rows ``index`` as the second argument of ``lap.gram``, kept with their
         projection for the next calls with the same deformation and rows (the grid points of
         one gamma, the fit and the scoring of one round). Exact: the projection kept is the
         one a new object would compute; only the second argument is kept, so that every call
-        takes the path of ``LaplacianDeformation.gram`` it took without the cache."""
+        takes the path of ``LaplacianDeformation.gram`` it took without the cache.
+
+        They are kept rows (:meth:`.gram.LaplacianDeformation.kept_rows`, unless
+        ``memoize`` is off): their back-projection is computed once per ratio, not once per
+        grid point or per prediction call (exact).  With ``lap_column_cache`` the columns of
+        their projection and back-projection are also kept between the fits of a task, so a
+        round computes those of its new rows only (equal to round-off, not bit for bit)."""
         key = (id(lap), np.asarray(index).tobytes())
         if key not in self._lap_cache:
             if len(self._lap_cache) >= 8:
                 self._lap_cache.clear()
-            self._lap_cache[key] = (lap, lap.rows(index=index))   # lap kept: its id stays unique
+            rows = lap.kept_rows(index, columns=self.lap_column_cache) if self.memoize \
+                else lap.rows(index=index)
+            self._lap_cache[key] = (lap, rows)     # lap kept: its id stays unique
         return self._lap_cache[key][1]
 
     def _deformation(self, gamma: float) -> LaplacianDeformation:
@@ -561,6 +635,9 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
             lap = LaplacianDeformation(self.X_pool_, base, n_neighbors=self.n_neighbors,
                                        laplacian=self._laplacian)
             self._laplacian = lap.laplacian          # the graph depends on the rows only
+            kept = self.__dict__.get("_lap_kept", {}).get(key)
+            if kept is not None and self.lap_column_cache:   # rebuilt after a checkpoint
+                lap.restore_kept_columns(kept)
             self._deformations[key] = lap
         return self._deformations[key]
 
@@ -579,10 +656,15 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
     def scores(self, X) -> np.ndarray:
         """One-vs-rest decision values over all classes, shape (n, K) (``-inf`` for classes
         without a label; a single labeled class gets 0)."""
+        return self.scores_rows(X, None)
+
+    def scores_rows(self, X, rows) -> np.ndarray:
+        """:meth:`scores` of the rows ``X[rows]`` (all of ``X`` when None); when ``X`` is
+        the training part of the fit, the LAP column cache answers from what it keeps."""
         check_is_fitted(self, "classes_")
         X = validate_data(self, X, reset=False, dtype=np.float64)
-        return self._ovr(None if self.svc_ is None else
-                         self._gram(None, self.labeled_, X_new=X), X.shape[0])
+        n = X.shape[0] if rows is None else len(rows)
+        return self._ovr(None if self.svc_ is None else self._rows_gram(X, rows), n)
 
     def _ovr(self, G, n: int) -> np.ndarray:
         """:meth:`scores` from the Gram matrix ``G`` (n, n_labeled) (None without an SVM)."""
@@ -596,8 +678,9 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         out[:, self.present_] = f
         return out
 
-    def decision_values(self, X) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`scores` and the one-vs-one values of every pair, from one Gram matrix.
+    def decision_values(self, X, rows=None) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`scores` and the one-vs-one values of every pair, from one Gram matrix, of
+        the rows ``X[rows]`` (all of ``X`` when None; see :meth:`scores_rows`).
 
         Returns
         -------
@@ -611,10 +694,11 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "classes_")
         X = validate_data(self, X, reset=False, dtype=np.float64)
         K = len(self.classes_)
-        pairwise = np.zeros((X.shape[0], K, K))
+        n = X.shape[0] if rows is None else len(rows)
+        pairwise = np.zeros((n, K, K))
         if self.svc_ is None:
-            return self._ovr(None, X.shape[0]), pairwise
-        G = self._gram(None, self.labeled_, X_new=X)
+            return self._ovr(None, n), pairwise
+        G = self._rows_gram(X, rows)
         ovo = copy.copy(self.svc_)
         ovo.decision_function_shape = "ovo"
         dec = ovo.decision_function(G)
@@ -623,7 +707,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         a, b = np.triu_indices(len(self.present_), k=1)   # libsvm's pair order
         pairwise[:, self.present_[a], self.present_[b]] = dec
         pairwise[:, self.present_[b], self.present_[a]] = -dec
-        return self._ovr(G, X.shape[0]), pairwise
+        return self._ovr(G, n), pairwise
 
     def density_model(self) -> MixtureDensity:
         """The density model of the training rows (eqs 1-7) that the strategies use: ``M_i``
@@ -648,7 +732,11 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
 
     def predict_log_proba(self, X) -> np.ndarray:
         """Log of the softmax of the decision values (not calibrated), shape (n, K)."""
-        f = self.scores(X)
+        return self.predict_log_proba_rows(X, None)
+
+    def predict_log_proba_rows(self, X, rows) -> np.ndarray:
+        """:meth:`predict_log_proba` of the rows ``X[rows]`` (see :meth:`scores_rows`)."""
+        f = self.scores_rows(X, rows)
         with np.errstate(invalid="ignore"):
             return log_softmax(f, axis=1)
 
