@@ -1,6 +1,6 @@
 """Per-round cost of seed 003's SVM paradigms with and without what a LAP fit keeps (issue 50).
 
-Runs :func:`alprbf.protocol.run_task` (one BLAS thread) on fold 0 of each (data set, method)
+Runs :func:`alprbf.engine.protocol.run_task` (one BLAS thread) on fold 0 of each (data set, method)
 of a config (default ``configs/experiments/seed003_corrected.yaml``: Random and US one query
 per round) for the first ``--rounds`` rounds in three modes, interleaved and repeated in one
 process so that the machine's load weighs on them alike:
@@ -36,10 +36,10 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from alprbf.config import Initial, load_config
-from alprbf.kernels.svm import KernelSVC
-from alprbf.protocol import run_task
-from alprbf.runner import load_datasets, plan, validate
+from alprbf.engine.config import Initial, load_config
+from alprbf.engine.protocol import run_task
+from alprbf.engine.runner import load_datasets, plan, validate
+from alprbf.svm_kernels.svm import KernelSVC
 
 ROOT = Path(__file__).resolve().parents[1]
 MODES = ("plain", "memo", "columns")

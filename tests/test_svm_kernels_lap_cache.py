@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_blobs, make_moons
 
-from alprbf.kernels.gram import LaplacianDeformation, rbf_gram
-from alprbf.kernels.svm import KernelSVC
 from alprbf.strategies.svm import svm_margin
+from alprbf.svm_kernels.gram import LaplacianDeformation, rbf_gram
+from alprbf.svm_kernels.svm import KernelSVC
 
 
 def _deformation(n: int = 90, seed: int = 0, degree: int = 1) -> LaplacianDeformation:
