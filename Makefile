@@ -99,6 +99,7 @@ RECORD_CHECKS := \
   configs/table_004.yaml|results/table-004-full/table_004|--only 'mnist-n1250-3__*'; \
   configs/table_003.yaml|results/table-003-full/table_003|--only 'iris__*' --only 'wine__*'; \
   configs/table_000.yaml|results/table-000-full/table_000|--only 'segmentation__active_prbf_literal__posterior_ratio__r0__f0'; \
+  configs/table_000_gate.yaml|results/table-000-full/table_000_gate|--only 'segmentation__active_prbf_supported__posterior_ratio__r0__f0'; \
   configs/table_000.yaml|results/table-000-full/table_000|--queries 40 \
     --only 'segmentation__incremental_ssl_prbf_literal__qbc_prbf__r0__f0' \
     --only 'waveform__incremental_ssl_prbf_literal__qbc_prbf__r0__f0';

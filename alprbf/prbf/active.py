@@ -50,6 +50,7 @@ Choices where the paper is silent (parameters of :class:`StepOptions`):
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -75,6 +76,7 @@ from ._split import split_params
 SELECTIONS = ("split_likelihood", "always_add")
 CANDIDATE_ROWS = ("labeled", "all")
 UNLABELED_ROWS = ("use", "ignore")
+MIN_ROWS_DIMENSION = "d+1"
 
 
 @dataclass(frozen=True)
@@ -117,6 +119,15 @@ class StepOptions:
         where labeled-only subsets are singular).
     candidate_reg_covar : float or None, default=None
         Covariance floor of the candidates (None: ``reg_covar``).
+    candidate_min_rows : int or "d+1", default=2
+        Smallest kd-tree subset (rows it is estimated from: the labeled rows of a partition,
+        or all rows with ``candidate_rows="all"``) that gives a candidate node.  2, the
+        smallest subset with a sample variance, is today's behaviour.  ``"d+1"`` (the data's
+        dimension plus one, the fewest rows whose sample covariance can be non-singular) is
+        the *supported-candidate* gate reading of seed 000 (docs/decisions/0005): a candidate
+        fitted to fewer rows is a needle whose eq-37 gain on those rows grows without bound
+        as the covariance floor shrinks, so the gate then measures the floor, not class
+        overlap.
     unlabeled_rows : {"use", "ignore"}, default="use"
         What the learners do with the unlabeled rows of a ``fit``: the paper's semi-supervised
         EM on all rows ("use"), or an ablation that is not in the paper ("ignore"): every step
@@ -138,6 +149,7 @@ class StepOptions:
     split_min_mass: float = 0.01
     candidate_rows: str = "labeled"
     candidate_reg_covar: float | None = None
+    candidate_min_rows: int | str = 2
     unlabeled_rows: str = "use"
 
     def __post_init__(self) -> None:
@@ -151,6 +163,17 @@ class StepOptions:
                             "split_min_mass": 0.0})
         if self.candidate_reg_covar is not None:
             check_real("active PRBF", "candidate_reg_covar", self.candidate_reg_covar, 0.0)
+        m = self.candidate_min_rows
+        if m != MIN_ROWS_DIMENSION and not (isinstance(m, numbers.Integral)
+                                            and not isinstance(m, bool) and m >= 2):
+            raise ValueError(f"active PRBF: invalid candidate_min_rows={m!r}; valid: an "
+                             f"integer >= 2 or {MIN_ROWS_DIMENSION!r}")
+
+    def min_rows(self, n_features: int) -> int:
+        """Smallest candidate subset for data with ``n_features`` features."""
+        if self.candidate_min_rows == MIN_ROWS_DIMENSION:
+            return n_features + 1
+        return int(self.candidate_min_rows)
 
     @property
     def candidate_floor(self) -> float:
@@ -250,7 +273,7 @@ def propose_from_all_rows(data: PRBFData, estep: EStep, params: PRBFParams,
     counts = data.class_counts
     assign = component_partition(estep.log_prob, params.weights, counts / counts.sum())
     cand = initial_candidates(data.X, assign, params, opts.kd_depth, opts.split_point,
-                              opts.candidate_floor)
+                              opts.candidate_floor, opts.min_rows(data.X.shape[1]))
     if cand.means.shape[0] == 0:
         return None
     ct = params.covariance_type
@@ -277,7 +300,8 @@ def propose_node(data: PRBFData, estep: EStep, params: PRBFParams,
     grown, _ = try_add_component(data.X, data.y, params, add_threshold=opts.add_threshold,
                                  kd_depth=opts.kd_depth, split_point=opts.split_point,
                                  reg_covar=opts.candidate_floor,
-                                 partial_max_iter=opts.partial_max_iter, em=False)
+                                 partial_max_iter=opts.partial_max_iter,
+                                 min_size=opts.min_rows(data.X.shape[1]), em=False)
     return grown
 
 
