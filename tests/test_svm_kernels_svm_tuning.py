@@ -185,3 +185,50 @@ def test_expected_error_on_the_pool_joins_the_validation_error():
     # expected error is the share of the other class in the labeled set (0.5)
     assert both.tuning_errors_[0] - val.tuning_errors_[0] == pytest.approx(0.5)
     assert np.mean(both.predict(X) == y) == 1.0
+
+
+def test_tie_rules_pick_first_largest_centre_and_default_among_the_same_tied_set():
+    X, _, y_obs = _two_blobs()
+    fits = {rule: KernelSVC(kernel="rbf", tie_rule=rule, random_state=0).fit(X, y_obs)
+            for rule in ("first", "largest", "grid_centre", "default_closest")}
+    errors = fits["first"].tuning_errors_
+    tied = [p for p, e in zip(fits["first"].tuning_points_, errors, strict=True)
+            if e <= errors.min() + 1e-12]
+    chosen = {rule: (m.gamma_, m.C_) for rule, m in fits.items()}
+    assert chosen["first"] == (tied[0][2], tied[0][5])
+    assert chosen["largest"] == (tied[-1][2], tied[-1][5])
+    assert chosen["default_closest"] == (1.0, 1.0)
+    centre = fits["grid_centre"]._grid_centre_distance(fits["grid_centre"].tuning_points_)
+    assert min(centre(p) for p in tied) == centre(next(
+        p for p in tied if (p[2], p[5]) == chosen["grid_centre"]))
+    # the centre of 10^{-3..2} is 10^-0.5: 0.1 and 1 are equally far, the first (0.1) wins
+    assert centre((1, 1, 0.1, np.nan, np.nan, 0.1)) == centre((1, 1, 1.0, np.nan, np.nan, 1.0))
+    assert len(set(chosen.values())) == 4
+    assert all(m.cv_error_ == fits["first"].cv_error_ for m in fits.values())
+
+
+def test_one_se_tolerance_widens_the_tied_set_by_the_best_points_standard_error():
+    rng = np.random.default_rng(4)                   # overlapping blobs, 4 labels per class
+    X = np.vstack([rng.normal(-0.6, 1, (60, 2)), rng.normal(0.6, 1, (60, 2))])
+    y_obs = np.full(120, np.nan)
+    lab = np.r_[rng.choice(60, 4, replace=False), 60 + rng.choice(60, 4, replace=False)]
+    y_obs[lab] = np.repeat([0, 1], 60)[lab]
+    exact = KernelSVC(kernel="rbf", tie_rule="default_closest", random_state=0).fit(X, y_obs)
+    wide = KernelSVC(kernel="rbf", tie_rule="default_closest", tie_tolerance="one_se",
+                     random_state=0).fit(X, y_obs)
+    errors = wide.tuning_errors_
+    band = wide.diagnostics()["tie_band"]
+    assert band == pytest.approx(0.125)              # per-fold errors 0, 0, 0, 0.5 at the best
+    assert wide.diagnostics()["n_tied"] == int(np.sum(errors <= errors.min() + band))
+    assert wide.diagnostics()["n_tied"] > exact.diagnostics()["n_tied"]
+    assert (exact.gamma_, exact.C_) == (0.01, 10.0) and (wide.gamma_, wide.C_) == (1.0, 1.0)
+    assert wide.cv_error_ == pytest.approx(errors.min() + band)    # the chosen point's score
+    assert "tie_band" not in exact.diagnostics()
+
+
+def test_unknown_tie_options_are_refused():
+    X, _, y_obs = _two_blobs()
+    with pytest.raises(ValueError, match="tie_rule"):
+        KernelSVC(kernel="rbf", tie_rule="smallest").fit(X, y_obs)
+    with pytest.raises(ValueError, match="tie_tolerance"):
+        KernelSVC(kernel="rbf", tie_tolerance="two_se").fit(X, y_obs)

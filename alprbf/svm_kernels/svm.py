@@ -12,11 +12,12 @@ Choices where the paper is silent (parameters where they matter):
   once per task on the first labeled set (the paper's initial set) and kept by later fits of
   the same task (``retune=True`` tunes at every fit).  Ties in the mean validation error go to
   the first grid point in the order gamma, then C (both ascending: the smoother, more
-  regularised model).  With fewer than two rows in the smallest class the search is skipped:
-  ``C = 1`` and ``gamma = 1 / n_features`` (libsvm's default on z-scored data; LAP: also
-  ``gamma_I = gamma_A``, the grid's largest, whose ratio 1 is all the kernel uses), and the next
-  fit of the task tries again, so the values are tuned on the first labeled set that holds two
-  rows of every labeled class (a density-based initial set may not).
+  regularised model); ``tie_rule`` and ``tie_tolerance`` declare other rules.  With fewer
+  than two rows in the smallest class the search is skipped: ``C = 1`` and ``gamma = 1 /
+  n_features`` (libsvm's default on z-scored data; LAP: also ``gamma_I = gamma_A``, the grid's
+  largest, whose ratio 1 is all the kernel uses), and the next fit of the task tries again,
+  so the values are tuned on the first labeled set that holds two rows of every labeled class
+  (a density-based initial set may not).
 * Categorical weights (eqs 14-16): ``alpha`` / ``beta`` given as None are searched with the
   other values over ``weight_grid`` (seed 003 §5.1.2: ``{0, 0.1, ..., 1}`` each, the pair
   ``alpha = beta = 0`` left out), only when the rows have categorical columns; without any
@@ -95,6 +96,7 @@ except ImportError:     # pragma: no cover
 _LOG = logging.getLogger(__name__)
 
 SVM_KERNELS = ("rbf", "rwm", "gmm", "lap")
+TIE_RULES = ("first", "default_closest", "grid_centre", "largest")
 DEFAULT_GRID = (1e-3, 1e-2, 1e-1, 1.0, 1e1, 1e2)
 LAP_GRID = tuple(10.0 ** j for j in range(-6, 3))
 """``gamma_I`` and ``gamma_A`` searched for LAP: seed 003 §5.1.2 prints ``10^j`` for
@@ -149,11 +151,21 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         What a grid point is rated by: the mean inner-CV error on ``L_val`` alone, or (the
         reading of seed 003 §5.1.1, docs/decisions/0303) that plus the expected error on the
         unlabeled pool ``U_1``: the total-variation distance between the class shares of
-        ``L_1`` and those the inner folds' SVMs predict on ``U_1`` (:func:`_expected_error`).
-    tie_rule : {"first", "default_closest"}, default="first"
-        Among grid points with equal score: the first in search order (module docstring), or
-        the one closest in log space to ``C = 1``, ``gamma = 1 / n_features`` (LAP: also
-        ``gamma_I = gamma_A``; weights: ``alpha = beta = 1``), then the first.
+        ``L_1`` and those the inner folds' SVMs predict on ``U_1`` (:func:`_expected_errors`).
+    tie_rule : {"first", "default_closest", "grid_centre", "largest"}, default="first"
+        Among tied grid points (``tie_tolerance``): the first in search order (module
+        docstring: the smallest gamma, then C), the one closest in log space to ``C = 1``,
+        ``gamma = 1 / n_features`` (LAP: also ``gamma_I = gamma_A``; weights: ``alpha = beta =
+        1``), the one closest in log space to the centre of every searched axis (``10^-0.5``
+        for the default grid; weights: the middle of ``weight_grid``), or the last in search
+        order (the largest gamma, then the largest C; LAP: the smallest ``gamma_I`` and
+        ``gamma_A``, i.e. the largest C; weights: the smallest).  Equal distances go to the
+        first in search order.
+    tie_tolerance : {"exact", "one_se"}, default="exact"
+        Which grid points tie with the best: those within 1e-12 of its score, or (the one-
+        standard-error rule, docs/decisions/0305) those within one standard error of the best
+        point's score over the inner folds (sample standard deviation of its per-fold scores
+        / sqrt(folds)).
     expected_rows : int, default=1000
         ``U_1`` rows (a random subset when larger) of the expected error.
     lap_column_cache : bool, default=False
@@ -204,8 +216,8 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
                  inner_folds=4, retune=False, alpha=1.0, beta=1.0, weight_grid=WEIGHT_GRID,
                  categorical=None, n_components=20, n_neighbors=7, refine=False,
                  refine_neighbors=5, responsibility_rule="plug_in", density=None,
-                 tuning_score="validation", tie_rule="first", expected_rows=1000,
-                 lap_column_cache=False, classes=None, random_state=None):
+                 tuning_score="validation", tie_rule="first", tie_tolerance="exact",
+                 expected_rows=1000, lap_column_cache=False, classes=None, random_state=None):
         self.kernel = kernel
         self.C = C
         self.gamma = gamma
@@ -227,6 +239,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         self.density = density
         self.tuning_score = tuning_score
         self.tie_rule = tie_rule
+        self.tie_tolerance = tie_tolerance
         self.expected_rows = expected_rows
         self.lap_column_cache = lap_column_cache
         self.classes = classes
@@ -244,7 +257,8 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         check_choice(owner, "refine", self.refine, (False, True))
         check_choice(owner, "tuning_score", self.tuning_score,
                      ("validation", "validation_expected"))
-        check_choice(owner, "tie_rule", self.tie_rule, ("first", "default_closest"))
+        check_choice(owner, "tie_rule", self.tie_rule, TIE_RULES)
+        check_choice(owner, "tie_tolerance", self.tie_tolerance, ("exact", "one_se"))
         check_int(owner, "expected_rows", self.expected_rows, 1)
         check_choice(owner, "lap_column_cache", self.lap_column_cache, (False, True))
         check_int(owner, "refine_neighbors", self.refine_neighbors, 1)
@@ -344,6 +358,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
             self.tuning_points_ = getattr(previous, "tuning_points_", [])
             self.tuning_errors_ = getattr(previous, "tuning_errors_", np.empty(0))
             self.tuned_at_ = getattr(previous, "tuned_at_", None)
+            self.tie_band_ = getattr(previous, "tie_band_", 1e-12)
         else:
             self._tune(lab, y_lab)
             self.tuned_at_ = len(lab)
@@ -367,7 +382,8 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         """The values this fit uses and how they were chosen (observes only): ``C``,
         ``gamma`` (and ``alpha``, ``beta``, ``gamma_I``, ``gamma_A`` where they apply), the
         number of labels the tuning saw, its best mean inner-CV error, the number of grid
-        points tied with it, the grid's errors (rounded to 4 decimals, in search order, with
+        points tied with it (within ``tie_band`` of the best score with ``tie_tolerance``
+        ``one_se``), the grid's errors (rounded to 4 decimals, in search order, with
         the axes), and the density models' size, convergence and VI iterations."""
         check_is_fitted(self, "classes_")
         out = {"C": self.C_, "gamma": self.gamma_, "cv_error": self.cv_error_,
@@ -383,7 +399,10 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
             names = ("alpha", "beta", "gamma", "gamma_I", "gamma_A", "C")
             axes = {n: sorted({float(v) for v in points[:, i] if np.isfinite(v)})
                     for i, n in enumerate(names)}
-            out["n_tied"] = int(np.sum(errors <= errors.min() + 1e-12))
+            band = getattr(self, "tie_band_", 1e-12)
+            out["n_tied"] = int(np.sum(errors <= errors.min() + band))
+            if self.tie_tolerance != "exact":
+                out["tie_band"] = band
             out["grid"] = {"axes": {n: v for n, v in axes.items() if len(v) > 1},
                            "errors": np.round(errors, 4).tolist()}
             chosen = {"alpha": self.alpha_, "beta": self.beta_, "gamma": self.gamma_,
@@ -474,7 +493,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
             return
         folds = list(StratifiedKFold(n_splits, shuffle=True, random_state=self.random_state)
                      .split(lab, y_lab))
-        best, weights, errors = None, None, []
+        best, weights, errors, per_fold = None, None, [], []
         several = len({p[:2] for p in points}) > 1
         unlabeled = None
         if self.tuning_score == "validation_expected":
@@ -491,16 +510,33 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
             self.gamma_, self.gamma_I_, self.gamma_A_ = g, gi, ga
             K = self._gram(lab, lab)
             C = c if c is not None else lapsvm_C(ga, len(lab))
-            err = np.mean([_fold_error(K, y_lab, tr, va, C) for tr, va in folds])
+            fold_err = np.array([_fold_error(K, y_lab, tr, va, C) for tr, va in folds])
+            err = np.mean(fold_err)
             if unlabeled is not None:
-                err += _expected_error(K, self._gram(unlabeled, lab), y_lab, folds, C)
+                expected = _expected_errors(K, self._gram(unlabeled, lab), y_lab, folds, C)
+                err += float(np.mean(expected))
+                fold_err = fold_err + expected
             errors.append(float(err))
+            per_fold.append(fold_err)
             if best is None or err < best[-1] - 1e-12:
-                best = (a, b, g, gi, ga, c, err)
-        if self.tie_rule == "default_closest":
-            tied = [p for p, e in zip(points, errors, strict=True) if e <= best[-1] + 1e-12]
-            a, b, g, gi, ga, c = min(tied, key=self._distance_to_default)
-            best = (a, b, g, gi, ga, c, best[-1])
+                best, at = (a, b, g, gi, ga, c, err), len(errors) - 1
+        self.tie_band_ = 1e-12
+        if self.tie_tolerance == "one_se":
+            self.tie_band_ = float(np.std(per_fold[at], ddof=1) / np.sqrt(len(folds)))
+        if self.tie_rule != "first" or self.tie_tolerance != "exact":
+            tied = [(p, e) for p, e in zip(points, errors, strict=True)
+                    if e <= best[-1] + self.tie_band_]
+            if self.tie_rule == "first":
+                pick = tied[0]
+            elif self.tie_rule == "largest":
+                pick = tied[-1]
+            else:
+                key = self._distance_to_default if self.tie_rule == "default_closest" \
+                    else self._grid_centre_distance(points)
+                pick = min(tied, key=lambda pe: key(pe[0]))
+            a, b, g, gi, ga, c = pick[0]
+            score = best[-1] if self.tie_tolerance == "exact" else pick[1]
+            best = (a, b, g, gi, ga, c, score)
         a, b, g, gi, ga, c, err = best
         self._keep_deformations(lambda key: key == (g, a, b))   # only the chosen one is used
         self._set(a, b, g, gi, ga, c, len(lab), err)
@@ -516,6 +552,25 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         if self.kernel == "lap":
             d += np.log10(gi / ga) ** 2
         return float(d)
+
+    def _grid_centre_distance(self, points):
+        """Squared distance of a grid point to the centre of every searched axis: log10 for
+        ``gamma``, ``gamma_I``, ``gamma_A`` and ``C``, linear for the weights (the
+        ``grid_centre`` tie rule)."""
+        values = np.array([[np.nan if v is None else v for v in p] for p in points], float)
+        logs = (False, False, True, True, True, True)       # alpha, beta, gamma, gI, gA, C
+        axes = []
+        for i, log in enumerate(logs):
+            col = values[:, i]
+            col = col[np.isfinite(col)]
+            if len(np.unique(col)) > 1:
+                col = np.log10(col) if log else col
+                axes.append((i, log, (col.min() + col.max()) / 2))
+
+        def distance(point) -> float:
+            return float(sum(((np.log10(point[i]) if log else point[i]) - centre) ** 2
+                             for i, log, centre in axes))
+        return distance
 
     def _keep_deformations(self, keep) -> None:
         """Drop the LAP deformations whose key ``(gamma, alpha, beta)`` fails ``keep`` (exact:
@@ -757,13 +812,14 @@ def _fold_error(K: np.ndarray, y: np.ndarray, tr: np.ndarray, va: np.ndarray, C:
     return float(np.mean(classes[predicted] != y[va]))
 
 
-def _expected_error(K: np.ndarray, G: np.ndarray, y: np.ndarray, folds, C: float) -> float:
+def _expected_errors(K: np.ndarray, G: np.ndarray, y: np.ndarray, folds, C: float
+                     ) -> np.ndarray:
     """Expected error on the unlabeled rows (docs/decisions/0303): each inner fold's SVM
     (kernel ``K`` on its training rows) predicts every unlabeled row (``G``: unlabeled rows x
     labeled rows); its expected error is the total-variation distance between the class
     shares of the labeled set ``y`` and the shares it predicts, the least error on those rows
-    that is consistent with the labeled set's class shares; the result is the mean over the
-    folds.  A fold with one class predicts it everywhere."""
+    that is consistent with the labeled set's class shares; one value per fold.  A fold with
+    one class predicts it everywhere."""
     classes = np.unique(y)
     prior = np.array([np.mean(y == k) for k in classes])
     out = []
@@ -775,7 +831,7 @@ def _expected_error(K: np.ndarray, G: np.ndarray, y: np.ndarray, folds, C: float
             predicted = seen[precomputed_svc_predict(K[np.ix_(tr, tr)], codes, G[:, tr], C)]
         shares = np.array([np.mean(predicted == k) for k in classes])
         out.append(0.5 * np.abs(prior - shares).sum())
-    return float(np.mean(out))
+    return np.asarray(out, dtype=np.float64)
 
 
 def precomputed_svc_predict(K_train: np.ndarray, codes: np.ndarray, K_test: np.ndarray,
