@@ -502,18 +502,23 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
                 pool = np.sort(np.random.default_rng(self.random_state).choice(
                     pool, self.expected_rows, replace=False))
             unlabeled = pool if len(pool) else None
+        kernel_at = None          # the kernel (all but C) of the Gram matrices K, G at hand
         for a, b, g, gi, ga, c in points:
             if several and (a, b) != weights:      # the weights are the outer loop
                 weights = (a, b)                   # one weight pair's deformations at a time
                 self._keep_deformations(lambda key, w=weights: key[1:] == w)
             self.alpha_, self.beta_ = a, b
             self.gamma_, self.gamma_I_, self.gamma_A_ = g, gi, ga
-            K = self._gram(lab, lab)
+            kernel = (a, b, g) if c is not None else (a, b, g, gi, ga)   # LAP: C from gamma_A
+            if kernel != kernel_at:               # C is the inner loop: K and G do not change
+                kernel_at = kernel
+                K = self._gram(lab, lab)
+                G = None if unlabeled is None else self._gram(unlabeled, lab)
             C = c if c is not None else lapsvm_C(ga, len(lab))
             fold_err = np.array([_fold_error(K, y_lab, tr, va, C) for tr, va in folds])
             err = np.mean(fold_err)
             if unlabeled is not None:
-                expected = _expected_errors(K, self._gram(unlabeled, lab), y_lab, folds, C)
+                expected = _expected_errors(K, G, y_lab, folds, C)
                 err += float(np.mean(expected))
                 fold_err = fold_err + expected
             errors.append(float(err))
