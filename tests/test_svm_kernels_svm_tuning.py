@@ -232,3 +232,21 @@ def test_unknown_tie_options_are_refused():
         KernelSVC(kernel="rbf", tie_rule="smallest").fit(X, y_obs)
     with pytest.raises(ValueError, match="tie_tolerance"):
         KernelSVC(kernel="rbf", tie_tolerance="two_se").fit(X, y_obs)
+
+
+def test_lap_default_closest_takes_the_gamma_a_whose_c_is_nearest_1():
+    # LAP's C = 1 / (2 gamma_A l) is not searched, but the default_closest rule is "closest to
+    # C = 1": on blobs where every grid point ties, gamma_I = gamma_A and C nearest 1 must win
+    # (without C in the distance the first tied diagonal point, the largest gamma_A, won:
+    # here 0.1, C = 0.125 on 40 rows, where 0.01 gives C = 1.25)
+    X, y, y_obs = _two_blobs(per_class=20)
+    n_lab = int(np.sum(~np.isnan(y_obs)))
+    grid = (1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0)
+    m = KernelSVC(kernel="lap", gamma_grid=(0.5,), gamma_I_grid=grid, gamma_A_grid=grid,
+                  n_neighbors=5, tie_rule="default_closest", random_state=0).fit(X, y_obs)
+    assert m.diagnostics()["n_tied"] > len(grid)            # the blobs tie many points
+    assert m.gamma_I_ == m.gamma_A_
+    best = min(grid, key=lambda ga: abs(np.log10(1.0 / (2 * ga * n_lab))))
+    assert m.gamma_A_ == best == 1e-2
+    assert m.C_ == pytest.approx(1.0 / (2 * best * n_lab))
+    assert np.mean(m.predict(X) == y) == 1.0

@@ -536,8 +536,8 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
             elif self.tie_rule == "largest":
                 pick = tied[-1]
             else:
-                key = self._distance_to_default if self.tie_rule == "default_closest" \
-                    else self._grid_centre_distance(points)
+                key = functools.partial(self._distance_to_default, n_labeled=len(lab)) \
+                    if self.tie_rule == "default_closest" else self._grid_centre_distance(points)
                 pick = min(tied, key=lambda pe: key(pe[0]))
             a, b, g, gi, ga, c = pick[0]
             score = best[-1] if self.tie_tolerance == "exact" else pick[1]
@@ -547,13 +547,19 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         self._set(a, b, g, gi, ga, c, len(lab), err)
         self.tuning_points_, self.tuning_errors_ = points, np.asarray(errors)
 
-    def _distance_to_default(self, point) -> float:
+    def _distance_to_default(self, point, n_labeled: int) -> float:
         """Squared log10 distance of a grid point to ``C = 1``, ``gamma = 1 / d`` (LAP:
-        ``gamma_I = gamma_A``) and ``alpha = beta = 1`` (the ``default_closest`` tie rule)."""
+        ``gamma_I = gamma_A``) and ``alpha = beta = 1`` (the ``default_closest`` tie rule).
+
+        LAP's C is not searched: it is :func:`~.gram.lapsvm_C` of ``gamma_A`` and the
+        ``n_labeled`` rows tuned on, and enters the distance like a searched C.  Without it every
+        ``gamma_I = gamma_A`` point would be at the same distance and the first in search order,
+        the largest ``gamma_A`` (C about 6e-4 on 8 rows: a bias-only SVM), would win."""
         a, b, g, gi, ga, c = point
+        if c is None:
+            c = lapsvm_C(ga, n_labeled)
         d = np.log10(g * self.n_features_in_) ** 2 + (a - 1.0) ** 2 + (b - 1.0) ** 2
-        if c is not None:
-            d += np.log10(c) ** 2
+        d += np.log10(c) ** 2
         if self.kernel == "lap":
             d += np.log10(gi / ga) ** 2
         return float(d)
