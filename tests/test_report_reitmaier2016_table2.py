@@ -1,6 +1,6 @@
 """Seed 003 Table 2 (RP accuracies, 20 datasets x 5 methods) through the report's RP code.
 
-The accuracies in ``tests/data/seed003_table2_accuracy.csv`` are transcribed from the paper
+The accuracies in ``tests/data/reitmaier2016_table2_accuracy.csv`` are transcribed from the paper
 (columns in its order: RWM/4DS, GMM/4DS, LAP/US, RBF/4DS, RBF/US).  The paper prints
 Friedman chi2 = 19.73, mean ranks 1.750, 3.075, 3.200, 3.050, 3.925, wins 11.0, 0.0, 4.5, 3.5,
 1.0 and CD = 2.516 * sqrt(5 * 6 / (6 * 20)) = 1.258.
@@ -30,7 +30,7 @@ from scipy import stats as ss
 
 from alprbf.report import metrics, stats, tables
 
-DATA = Path(__file__).parent / "data" / "seed003_table2_accuracy.csv"
+DATA = Path(__file__).parent / "data" / "reitmaier2016_table2_accuracy.csv"
 PAPER_RANKS = np.array([1.750, 3.075, 3.200, 3.050, 3.925])
 PAPER_WINS = np.array([11.0, 0.0, 4.5, 3.5, 1.0])
 PAPER_MEANS = np.array([86.11, 84.09, 81.77, 84.38, 83.03])

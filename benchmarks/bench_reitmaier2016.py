@@ -19,11 +19,11 @@ each (data set, method) of ``configs/table_003.yaml`` for the first ``--rounds``
 
 Usage (needs the dataset mirror)::
 
-    ALPRBF_DATA_MIRROR=/path/to/mirror nice python benchmarks/bench_seed003.py \\
+    ALPRBF_DATA_MIRROR=/path/to/mirror nice python benchmarks/bench_reitmaier2016.py \\
         --datasets satimage --methods 'rwm / four_ds,rbf / uncertainty_svm' --rounds 10
-    python benchmarks/bench_seed003.py --datasets satimage --rounds 6 \\
+    python benchmarks/bench_reitmaier2016.py --datasets satimage --rounds 6 \\
         --methods 'rwm / four_ds,rbf / uncertainty_svm' --pool-sizes 1000,2000,4000
-    python benchmarks/bench_seed003.py --datasets all --rounds 4 --workers 2,16   # projection
+    python benchmarks/bench_reitmaier2016.py --datasets all --rounds 4 --workers 2,16   # projection
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ started from the same draws on each fold), mean and standard error over the fold
 
 Usage (needs the data set mirror)::
 
-    ALPRBF_DATA_MIRROR=... python benchmarks/seed002_start_criterion.py \
+    ALPRBF_DATA_MIRROR=... python benchmarks/titsias2001_start_criterion.py \
         results/table-002-full/table_002 [--config configs/table_002.yaml]
 """
 
