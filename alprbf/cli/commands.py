@@ -405,17 +405,30 @@ def status(
 
 @app.command("list")
 @user_errors
-def list_(kind: Annotated[str | None, typer.Argument(help="datasets, models or strategies.")]
-          = None) -> None:
-    """Registered names and their parameters."""
+def list_(kind: Annotated[str | None, typer.Argument(
+        help="papers, datasets, models or strategies.")] = None) -> None:
+    """The papers reproduced, and the registered names with their parameters."""
     from rich.console import Console
     from rich.table import Table
 
+    from ..papers import PAPERS
     from . import catalogue
 
-    check_choice(kind, catalogue.KINDS, "kind")
-    rows = catalogue.load()   # what the registries hold, without importing them (seconds)
+    check_choice(kind, ("papers", *catalogue.KINDS), "kind")
     console = Console()
+    if kind in (None, "papers"):
+        table = Table(title="papers", show_lines=False,
+                      caption="make table-<key> runs make table-NNN (table NNN: the number of "
+                              "the paper's file, results/table-NNN-full/)")
+        for column in ("key", "table", "paper", "page", "recorded configs"):
+            table.add_column(column, style="bold" if column == "key" else None)
+        for p in PAPERS.values():
+            table.add_row(p.key, p.number, f"{p.authors} {p.year}, {p.title} ({p.venue})",
+                          p.page, ", ".join(p.configs))
+        console.print(table)
+        if kind:
+            return
+    rows = catalogue.load()   # what the registries hold, without importing them (seconds)
     for name in [kind] if kind else catalogue.KINDS:
         table = Table(title=name, show_lines=False)
         table.add_column("name", style="bold")
