@@ -1,4 +1,5 @@
-"""Per-round cost of seed 003's SVM paradigms with and without what a LAP fit keeps (issue 50).
+"""Per-round cost of Reitmaier et al. 2016's SVM paradigms with and without what a LAP fit keeps
+(issue 50).
 
 Runs :func:`alprbf.engine.protocol.run_task` (one BLAS thread) on fold 0 of each (data set, method)
 of a config (default ``configs/experiments/reitmaier2016_corrected.yaml``: Random and US one query

@@ -1,5 +1,5 @@
-"""Per-query cost of seed 003's paradigms in the real loop, its growth with the pool, and the
-projected wall time of `make table-003 SCALE=full`.
+"""Per-query cost of Reitmaier et al. 2016's paradigms in the real loop, its growth with the pool,
+and the projected wall time of `make table-003 SCALE=full`.
 
 Runs :func:`alprbf.engine.protocol.run_task` (one BLAS thread, as the runner's workers) on fold 0 of
 each (data set, method) of ``configs/table_003.yaml`` for the first ``--rounds`` rounds (a round

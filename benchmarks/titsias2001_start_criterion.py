@@ -1,5 +1,5 @@
-"""Seed 002's training-side criterion for the EM start (docs/decisions/0002): is a recorded fit
-beaten by QDA, its own special case, on the training rows?
+"""Titsias & Likas 2001's training-side criterion for the EM start (docs/decisions/0002): is a
+recorded fit beaten by QDA, its own special case, on the training rows?
 
 For every task of a recorded table-002 run (all training rows labeled, one fit per task) the
 fit's mean training ``log p(x|y)`` (``train_loglik`` in the task file's ``model_state``) and its

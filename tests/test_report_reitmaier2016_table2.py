@@ -1,4 +1,5 @@
-"""Seed 003 Table 2 (RP accuracies, 20 datasets x 5 methods) through the report's RP code.
+"""Reitmaier et al. 2016, Table 2 (RP accuracies, 20 datasets x 5 methods) through the report's RP
+code.
 
 The accuracies in ``tests/data/reitmaier2016_table2_accuracy.csv`` are transcribed from the paper
 (columns in its order: RWM/4DS, GMM/4DS, LAP/US, RBF/4DS, RBF/US).  The paper prints
