@@ -64,7 +64,7 @@ bench: install  ## all benchmarks (slow; not part of the tests)
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit $$?; done
 
 define TABLE
-table-$(1): install  ## run and report the tables of seed $(1) (SCALE=smoke|full)
+table-$(1): install  ## run and report the tables of paper $(1) (SCALE=smoke|full)
 	@for cfg in configs/table_$(1)*.yaml; do \
 	  echo "== $$$$cfg ($(SCALE))"; \
 	  $(BIN)/alprbf run $$$$cfg --scale $(SCALE) --jobs $(JOBS) --quiet $(if $(ONLY),--only '$(ONLY)') $(RUN_ARGS) \
@@ -75,18 +75,21 @@ table-$(1): install  ## run and report the tables of seed $(1) (SCALE=smoke|full
 	  --methods '$(PAPER_METHODS_$(1))' $(PAPER_REPORT_ARGS_$(1)) \
 	  --out results/table-$(1)-$(SCALE)/report-paper-methods)
 endef
-# the two methods of seed 000's Table 2 / Fig. 6 (literal reading) get a report of their own
+# the two methods of Constantinopoulos & Likas 2008's Table 2 / Fig. 6 (literal reading) get a
+# report of their own
 PAPER_METHODS_000 := active_prbf_literal / posterior_ratio,incremental_ssl_prbf_literal / qbc_prbf
-# AULC / DUR of seed 000's table against random queries with the paper's learner (two methods
-# of table_000.yaml query at random, so the report cannot pick the baseline by itself)
+# AULC / DUR of Constantinopoulos & Likas 2008's table against random queries with the paper's
+# learner (two methods of table_000.yaml query at random, so the report cannot pick the baseline by
+# itself)
 REPORT_ARGS_000 := --baseline 'active_prbf_literal / random'
-# seed 003: DUR and AULC on the training-pool accuracy (the paper's reading, see the config),
-# against its baseline RBF-US
+# Reitmaier et al. 2016: DUR and AULC on the training-pool accuracy (the paper's reading, see the
+# config), against its baseline RBF-US
 REPORT_ARGS_003 := --baseline 'rbf / uncertainty_svm' --curve-accuracy train
 # ... and the paper's five paradigms alone, so that ranks, wins, chi2 and CD compare with its own
 PAPER_METHODS_003 := rwm / four_ds,gmm / four_ds,lap / uncertainty_svm,rbf / four_ds,rbf / uncertainty_svm
 PAPER_REPORT_ARGS_003 := $(REPORT_ARGS_003)
-# seed 004: Fig. 6 averages over the ten digits (and the three initial sets) per database size
+# Nguyen & Smeulders 2004: Fig. 6 averages over the ten digits (and the three initial sets) per
+# database size
 REPORT_ARGS_004 := --merge-datasets 'mnist-(n[0-9]+)-[0-9]' --error-at-fraction 0.01,0.02,0.035
 $(foreach t,000 001 002 003 004,$(eval $(call TABLE,$(t))))
 

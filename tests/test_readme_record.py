@@ -137,8 +137,9 @@ def test_readme_reitmaier2016_table_matches_the_tracked_report():
 def test_readme_record_table_names_each_run_commit():
     """The record table's commit column names the commit every tracked run.json was written
     at (and any earlier commits it lists), so the README cannot point at another commit."""
-    rows = {r[0].split()[0]: r for r in _table_rows(README.read_text())
-            if len(r) == 3 and r[0][:3].isdigit()}
+    # rows led by the paper's key and its number: "reitmaier2016 (table 003)"
+    rows = {m.group(1): r for r in _table_rows(README.read_text())
+            if len(r) == 3 and (m := re.fullmatch(r"[a-z]+\d{4} \(table (\d{3})\)", r[0]))}
     runs = sorted(ROOT.glob("results/table-*-full/*/run.json"))
     assert len(runs) >= 5
     for run in runs:
