@@ -2,6 +2,8 @@
 #   make demo            fresh venv + install + run configs/quickstart.yaml + report
 #   make test            fresh venv + test extras + the test suite
 #   make table-000 SCALE=smoke|full   (likewise table-001 ... table-004)
+#   make table-constantinopoulos2008  the same by the paper's key (alprbf/papers.py; 000-004 are
+#                        the numbers of the papers' files and name configs and results/table-NNN-full)
 #   make table-000 ONLY='*__f0'       run only the matching tasks (shell pattern on task ids)
 #   make table-000 RUN_ARGS=--rerun-changed   re-run only the methods the config changed
 
@@ -13,6 +15,8 @@ SCALE  ?= full
 ONLY   ?=
 # extra `alprbf run` options for the table targets, e.g. RUN_ARGS=--rerun-changed
 RUN_ARGS ?=
+# the papers' keys (author-year, alprbf/papers.py), in the order of their numbers 000-004
+PAPER_KEYS := constantinopoulos2008 constantinopoulos2006 titsias2001 reitmaier2016 nguyen2004
 # Default the data mirror to ../shared/datasets only where it exists (a fresh clone elsewhere
 # runs the mirror tests as skipped, not failed).
 ifeq ($(origin ALPRBF_DATA_MIRROR),undefined)
@@ -21,7 +25,8 @@ ifeq ($(origin ALPRBF_DATA_MIRROR),undefined)
   endif
 endif
 
-.PHONY: help install demo test test-quick lint bench html tables table-000 table-001 table-002 table-003 table-004 check-record check-health clean
+.PHONY: help install demo test test-quick lint bench html tables table-000 table-001 table-002 table-003 table-004 check-record check-health clean \
+  $(addprefix table-,$(PAPER_KEYS))
 
 help:  ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -59,7 +64,7 @@ bench: install  ## all benchmarks (slow; not part of the tests)
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit $$?; done
 
 define TABLE
-table-$(1): install  ## run and report the tables of seed $(1) (SCALE=smoke|full)
+table-$(1): install  ## run and report the tables of paper $(1) (SCALE=smoke|full)
 	@for cfg in configs/table_$(1)*.yaml; do \
 	  echo "== $$$$cfg ($(SCALE))"; \
 	  $(BIN)/alprbf run $$$$cfg --scale $(SCALE) --jobs $(JOBS) --quiet $(if $(ONLY),--only '$(ONLY)') $(RUN_ARGS) \
@@ -70,20 +75,30 @@ table-$(1): install  ## run and report the tables of seed $(1) (SCALE=smoke|full
 	  --methods '$(PAPER_METHODS_$(1))' $(PAPER_REPORT_ARGS_$(1)) \
 	  --out results/table-$(1)-$(SCALE)/report-paper-methods)
 endef
-# the two methods of seed 000's Table 2 / Fig. 6 (literal reading) get a report of their own
+# the two methods of Constantinopoulos & Likas 2008's Table 2 / Fig. 6 (literal reading) get a
+# report of their own
 PAPER_METHODS_000 := active_prbf_literal / posterior_ratio,incremental_ssl_prbf_literal / qbc_prbf
-# AULC / DUR of seed 000's table against random queries with the paper's learner (two methods
-# of table_000.yaml query at random, so the report cannot pick the baseline by itself)
+# AULC / DUR of Constantinopoulos & Likas 2008's table against random queries with the paper's
+# learner (two methods of table_000.yaml query at random, so the report cannot pick the baseline by
+# itself)
 REPORT_ARGS_000 := --baseline 'active_prbf_literal / random'
-# seed 003: DUR and AULC on the training-pool accuracy (the paper's reading, see the config),
-# against its baseline RBF-US
+# Reitmaier et al. 2016: DUR and AULC on the training-pool accuracy (the paper's reading, see the
+# config), against its baseline RBF-US
 REPORT_ARGS_003 := --baseline 'rbf / uncertainty_svm' --curve-accuracy train
 # ... and the paper's five paradigms alone, so that ranks, wins, chi2 and CD compare with its own
 PAPER_METHODS_003 := rwm / four_ds,gmm / four_ds,lap / uncertainty_svm,rbf / four_ds,rbf / uncertainty_svm
 PAPER_REPORT_ARGS_003 := $(REPORT_ARGS_003)
-# seed 004: Fig. 6 averages over the ten digits (and the three initial sets) per database size
+# Nguyen & Smeulders 2004: Fig. 6 averages over the ten digits (and the three initial sets) per
+# database size
 REPORT_ARGS_004 := --merge-datasets 'mnist-(n[0-9]+)-[0-9]' --error-at-fraction 0.01,0.02,0.035
 $(foreach t,000 001 002 003 004,$(eval $(call TABLE,$(t))))
+
+# the same targets by the papers' keys (PAPER_KEYS above): make table-reitmaier2016
+table-constantinopoulos2008: table-000  ## = table-000 (Constantinopoulos & Likas 2008)
+table-constantinopoulos2006: table-001  ## = table-001 (Constantinopoulos & Likas 2006)
+table-titsias2001: table-002  ## = table-002 (Titsias & Likas 2001)
+table-reitmaier2016: table-003  ## = table-003 (Reitmaier et al. 2016)
+table-nguyen2004: table-004  ## = table-004 (Nguyen & Smeulders 2004)
 
 tables: table-000 table-001 table-002 table-003 table-004  ## all the papers' tables
 

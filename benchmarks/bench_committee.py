@@ -1,4 +1,5 @@
-"""Cost of one QBC committee (seed 000 §4.3) on a real late-fold network, taken from a checkpoint.
+"""Cost of one QBC committee (Constantinopoulos & Likas 2008, §4.3) on a real late-fold network,
+taken from a checkpoint.
 
 A QBC query samples ``n_members`` diagonal PRBFs around the current network (eqs 40-49) and
 trains each by semi-supervised EM to convergence; that is 97 % of a QBC fold's time.  This

@@ -1,4 +1,5 @@
-"""Seed 003's kernels: RWM against sklearn's RBF, LAP shortcut against direct, RWM SVM per query.
+"""Reitmaier et al. 2016's kernels: RWM against sklearn's RBF, LAP shortcut against direct, RWM SVM
+per query.
 
 Three measurements, each ratio taken within one run (same process, same load):
 

@@ -1,7 +1,8 @@
-"""Per-round cost of seed 003's SVM paradigms with and without what a LAP fit keeps (issue 50).
+"""Per-round cost of Reitmaier et al. 2016's SVM paradigms with and without what a LAP fit keeps
+(issue 50).
 
 Runs :func:`alprbf.engine.protocol.run_task` (one BLAS thread) on fold 0 of each (data set, method)
-of a config (default ``configs/experiments/seed003_corrected.yaml``: Random and US one query
+of a config (default ``configs/experiments/reitmaier2016_corrected.yaml``: Random and US one query
 per round) for the first ``--rounds`` rounds in three modes, interleaved and repeated in one
 process so that the machine's load weighs on them alike:
 
@@ -89,7 +90,7 @@ def run(cfg, mode: str, rounds: int, fixed: bool, start: int) -> pd.DataFrame:
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--config", default=str(ROOT / "configs" / "experiments" /
-                                            "seed003_corrected.yaml"))
+                                            "reitmaier2016_corrected.yaml"))
     ap.add_argument("--datasets", default="vowel", help="comma-separated labels")
     ap.add_argument("--methods", default="lap / uncertainty_svm",
                     help="comma-separated 'model / strategy' labels")

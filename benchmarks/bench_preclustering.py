@@ -1,4 +1,5 @@
-"""Per-query cost of the pre-clustering method (seed 004) on MNIST raw pixels, by part.
+"""Per-query cost of the pre-clustering method (Nguyen & Smeulders 2004) on MNIST raw pixels, by
+part.
 
 One task as Fig. 6 runs it: a database of ``n`` training images (default 5 000, drawn at random),
 one digit against the rest, an initial set of ``0.4 % n`` labels (half of them the digit), then

@@ -1,4 +1,5 @@
-"""Active PRBF (seed 000 §4.2), its QBC classifier (§4.3) and the qbc_prbf strategy."""
+"""Active PRBF (Constantinopoulos & Likas 2008, §4.2), its QBC classifier (§4.3) and the qbc_prbf
+strategy."""
 
 from __future__ import annotations
 

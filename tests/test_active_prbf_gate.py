@@ -1,5 +1,6 @@
-"""Seed 000's node gate under the supported-candidate reading (``candidate_min_rows="d+1"``,
-docs/decisions/0005-seed000-node-gate.md) and the literal one (the default, 2 rows)."""
+"""Constantinopoulos & Likas 2008's node gate under the supported-candidate reading
+(``candidate_min_rows="d+1"``, docs/decisions/0005-constantinopoulos2008-node-gate.md) and the
+literal one (the default, 2 rows)."""
 
 from __future__ import annotations
 

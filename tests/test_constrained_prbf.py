@@ -1,4 +1,4 @@
-"""Constrained PRBF (seed 002 eqs 3-14)."""
+"""Constrained PRBF (Titsias & Likas 2001, eqs 3-14)."""
 
 import numpy as np
 import pytest

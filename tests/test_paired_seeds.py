@@ -1,5 +1,5 @@
-"""Paired starts: models given one ``seed_key`` draw the same model seed on a task (seed 002's
-constrained and plain PRBF at one M start from the same k-means network); without a key the
+"""Paired starts: models given one ``seed_key`` draw the same model seed on a task (Titsias & Likas
+2001's constrained and plain PRBF at one M start from the same k-means network); without a key the
 seed follows the label as it always did, so the other tables' records keep their seeds."""
 
 import json

@@ -1,4 +1,4 @@
-"""kd-tree candidate generator of seed 001 §III.B."""
+"""kd-tree candidate generator of Constantinopoulos & Likas 2006, §III.B."""
 
 import numpy as np
 import pytest

@@ -1,5 +1,5 @@
-"""Seed 004's pre-clustering (eqs 9-12): PAM against brute force, fission's stopping rule,
-subsets, priors and mixture terms against direct computations."""
+"""Nguyen & Smeulders 2004's pre-clustering (eqs 9-12): PAM against brute force, fission's stopping
+rule, subsets, priors and mixture terms against direct computations."""
 
 from __future__ import annotations
 

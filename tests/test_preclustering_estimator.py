@@ -1,5 +1,5 @@
-"""Seed 004's estimator end to end: with one cluster per row and sigma -> 0 it is sklearn's
-L2-regularised logistic regression (eq 14 with lam = 1 / C); the data-derived sigma0; the
+"""Nguyen & Smeulders 2004's estimator end to end: with one cluster per row and sigma -> 0 it is
+sklearn's L2-regularised logistic regression (eq 14 with lam = 1 / C); the data-derived sigma0; the
 diagnostics it reports."""
 
 from __future__ import annotations

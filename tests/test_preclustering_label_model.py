@@ -1,5 +1,5 @@
-"""Seed 004's label model (eqs 13-25): sklearn's logistic regression as a special case, the
-structured Newton solve against a dense one, the gradient against finite differences."""
+"""Nguyen & Smeulders 2004's label model (eqs 13-25): sklearn's logistic regression as a special
+case, the structured Newton solve against a dense one, the gradient against finite differences."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Seed 004's selection (eqs 26-33) and learners: the score against a loop over the pool, the
-coarse-to-fine rule, the baselines' strategies, parameter checks."""
+"""Nguyen & Smeulders 2004's selection (eqs 26-33) and learners: the score against a loop over the
+pool, the coarse-to-fine rule, the baselines' strategies, parameter checks."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""Protocol options of seeds 003 and 004: labels counted with the initial set, a budget capped
-at the pool, per-data-set protocol fields, a published test split, evaluation on the unlabeled
-rest with the error relative to the database, drawn databases and one-vs-rest targets."""
+"""Protocol options of Reitmaier et al. 2016 and Nguyen & Smeulders 2004: labels counted with the
+initial set, a budget capped at the pool, per-data-set protocol fields, a published test split,
+evaluation on the unlabeled rest with the error relative to the database, drawn databases and
+one-vs-rest targets."""
 
 from __future__ import annotations
 
@@ -130,8 +131,8 @@ def test_split_needs_a_data_set_with_one():
 
 
 def test_unlabeled_rest_with_error_relative_to_the_database():
-    """Seed 004's measure, against a hand recomputation: refit on the labeled rows of each
-    iteration, count the mistakes on the rows still unlabeled, divide by n."""
+    """Nguyen & Smeulders 2004's measure, against a hand recomputation: refit on the labeled rows of
+    each iteration, count the mistakes on the rows still unlabeled, divide by n."""
     X, y = load_iris(return_X_y=True)
     ds = make_dataset("iris", X, y)
     cfg = parse_config({"name": "u", "dataset": "iris", "model": "gaussian_nb",
@@ -243,8 +244,8 @@ def test_yaml_merge_keys_share_dataset_fields(tmp_path):
     ({"protocol": {"initial": {"method": "random", "size": 1}, "labels": 10}},
      "initial holds 1 row, fewer than the 2 classes"),
 ])
-def test_seed004_bad_input_is_one_line(tmp_path, edit, message):
-    """Seed 004's bad input on MNIST (through the mirror, as CI runs it)."""
+def test_nguyen2004_bad_input_is_one_line(tmp_path, edit, message):
+    """Nguyen & Smeulders 2004's bad input on MNIST (through the mirror, as CI runs it)."""
     import os
     if not os.environ.get("ALPRBF_DATA_MIRROR"):
         pytest.skip("needs the MNIST files: set ALPRBF_DATA_MIRROR")
@@ -326,7 +327,7 @@ def test_a_file_data_set_may_bring_its_own_test_set(tmp_path):
     ("per-data-set budget beyond a fold's pool", "exceeds the pool"),
     ("batch larger than the budget", "batch_size"),
 ])
-def test_seed003_bad_input_is_one_line(tmp_path, case, message):
+def test_reitmaier2016_bad_input_is_one_line(tmp_path, case, message):
     if case.startswith("test file"):
         path = write_config(tmp_path / "c.yaml", dataset=_two_files(tmp_path, ("a", "b")),
                             protocol={"test": "split", "labels": 10,

@@ -1,5 +1,5 @@
-"""A strategy parameter chosen per task by inner cross-validation (``select``; seed 003's
-lambda of 4DS), against the same task run with the chosen value fixed."""
+"""A strategy parameter chosen per task by inner cross-validation (``select``; Reitmaier et al.
+2016's lambda of 4DS), against the same task run with the chosen value fixed."""
 
 from __future__ import annotations
 

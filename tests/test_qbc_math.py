@@ -1,4 +1,5 @@
-"""Committee sampling (seed 000, eqs 40-49) and KL-to-the-mean disagreement (eqs 50-51)."""
+"""Committee sampling (Constantinopoulos & Likas 2008, eqs 40-49) and KL-to-the-mean disagreement
+(eqs 50-51)."""
 
 from __future__ import annotations
 

@@ -2,11 +2,11 @@
 reports.
 
 Every published error cell of a complete record (the primary reading of the report's
-``reference.csv``; seed 001's Table III of times and sizes is left to the report) must appear
-in a status table row (of the paper's page) naming its data set and method, with our mean (std)
-rounded as the report rounds it, the published mean (std) and the verdict. Seed 003's table, of
-RP accuracies without std, is checked cell by cell against its paper-methods report, summary
-rows included. A re-recorded table whose page was not updated fails here.
+``reference.csv``; Constantinopoulos & Likas 2006's Table III of times and sizes is left to the
+report) must appear in a status table row (of the paper's page) naming its data set and method, with
+our mean (std) rounded as the report rounds it, the published mean (std) and the verdict. Reitmaier
+et al. 2016's table, of RP accuracies without std, is checked cell by cell against its paper-methods
+report, summary rows included. A re-recorded table whose page was not updated fails here.
 """
 
 from __future__ import annotations
@@ -68,26 +68,28 @@ def test_readme_status_table_matches_the_tracked_report(table):
 
 
 # --------------------------------------------------------------------------------------------
-# seed 003: its README table gives RP accuracy as "ours (paper)" per data set and paradigm (bold:
-# the report's verdict says within 1 point; "⚠k/n": degenerate in k of n tasks), then the
-# summary rows of Tables 2-4.
+# Reitmaier et al. 2016: its README table gives RP accuracy as "ours (paper)" per data set and
+# paradigm (bold: the report's verdict says within 1 point; "⚠k/n": degenerate in k of n tasks),
+# then the summary rows of Tables 2-4.
 
-#: the tracked report of seed 003's five paradigms alone (the Makefile's PAPER_METHODS_003)
+#: the tracked report of Reitmaier et al. 2016's five paradigms alone (the Makefile's
+#: PAPER_METHODS_003)
 REPORT_003 = ROOT / "results/table-003-full/report-paper-methods/table_003"
 
-#: seed 003's paradigms as the README's status table names its columns
+#: Reitmaier et al. 2016's paradigms as the README's status table names its columns
 PARADIGMS_003 = {"RWM-4DS": "rwm / four_ds", "GMM-4DS": "gmm / four_ds",
                  "LAP-US": "lap / uncertainty_svm", "RBF-4DS": "rbf / four_ds",
                  "RBF-US": "rbf / uncertainty_svm"}
 
-#: summary rows of the README's seed-003 table: label -> (reference metric, decimals)
+#: summary rows of the Reitmaier et al. 2016 status table: label -> (reference metric, decimals)
 SUMMARY_003 = {"mean RP accuracy": ("mean_rp_accuracy", 2), "mean rank": ("mean_rank", 2),
                "RP wins": ("rp_wins", 1), "mean DUR": ("mean_dur", 2),
                "mean AULC": ("mean_aulc", 2)}
 
 
 def _status_table_003(text: str) -> dict[str, dict[str, str]]:
-    """The README's seed-003 table: data set or summary label -> paradigm column -> cell."""
+    """The Reitmaier et al. 2016 status table: data set or summary label -> paradigm column ->
+    cell."""
     lines = text.splitlines()
     head = "| data set | " + " | ".join(PARADIGMS_003) + " |"
     i = lines.index(head)
@@ -100,7 +102,7 @@ def _status_table_003(text: str) -> dict[str, dict[str, str]]:
     return table
 
 
-def test_readme_seed003_table_matches_the_tracked_report():
+def test_readme_reitmaier2016_table_matches_the_tracked_report():
     if not (REPORT_003 / "reference.csv").is_file():
         pytest.fail(f"{REPORT_003} is not in the checkout: the record of table 003 is tracked")
     ref = pd.read_csv(REPORT_003 / "reference.csv")
@@ -135,8 +137,9 @@ def test_readme_seed003_table_matches_the_tracked_report():
 def test_readme_record_table_names_each_run_commit():
     """The record table's commit column names the commit every tracked run.json was written
     at (and any earlier commits it lists), so the README cannot point at another commit."""
-    rows = {r[0].split()[0]: r for r in _table_rows(README.read_text())
-            if len(r) == 3 and r[0][:3].isdigit()}
+    # rows led by the paper's key and its number: "reitmaier2016 (table 003)"
+    rows = {m.group(1): r for r in _table_rows(README.read_text())
+            if len(r) == 3 and (m := re.fullmatch(r"[a-z]+\d{4} \(table (\d{3})\)", r[0]))}
     runs = sorted(ROOT.glob("results/table-*-full/*/run.json"))
     assert len(runs) >= 5
     for run in runs:

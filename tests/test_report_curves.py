@@ -45,7 +45,8 @@ def test_curves_align_on_queries_when_initial_sizes_differ():
 
 
 def test_supervised_folds_of_different_sizes_report_without_learning_curves(tmp_path):
-    # seed 002's pima run: budget 0, folds of 614 and 615 training rows (issue 17: exit 1)
+    # Titsias & Likas 2001's pima run: budget 0, folds of 614 and 615 training rows (issue 17:
+    # exit 1)
     exp = tmp_path / "t002"
     for m_i, m in enumerate(("prbf_M10", "constrained_prbf_M10")):
         for f, n0 in ((0, 614), (1, 615)):

@@ -286,8 +286,8 @@ def test_curve_accuracy_chooses_what_aulc_and_dur_use(tmp_path):
 
 
 def test_merged_datasets_and_error_at_fractions(tmp_path):
-    """Seed 004's reading: one-vs-rest variants of one database size merged into one panel,
-    every curve counted once, the error read at fractions of the database size."""
+    """Nguyen & Smeulders 2004's reading: one-vs-rest variants of one database size merged into one
+    panel, every curve counted once, the error read at fractions of the database size."""
     import json
 
     exp = tmp_path / "m"

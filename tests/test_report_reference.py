@@ -113,7 +113,7 @@ def test_partial_run_lists_cells_not_run_without_failure_messages(tmp_path):
     assert "seed X Table 3: 0 of 1 cells within the published std; 0 outside; 1 not run" in md
 
 
-def test_seed001_components_are_given_before_and_after_the_final_split(tmp_path):
+def test_constantinopoulos2006_components_are_given_before_and_after_the_final_split(tmp_path):
     exp = tmp_path / "t001"
     for f in range(2):
         write_task(exp, curve_rows("t001", "bupa", "incremental_prbf_split", "random", f, 0,

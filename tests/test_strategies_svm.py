@@ -397,7 +397,7 @@ def test_four_ds_batches_are_distinct_seeded_pool_rows(seed, n, n_lab, batch, lm
 @pytest.mark.parametrize("kernel", ["rwm", "rbf", "lap"])
 def test_density_model_is_the_refined_model_with_refine(kernel):
     """refine=True: the strategies select with M_i, the pool's model revised with the labels
-    of the last fit (seed 003 Alg. 1 lines 8 and 14), for every kernel."""
+    of the last fit (Reitmaier et al. 2016, Alg. 1 lines 8 and 14), for every kernel."""
     from alprbf.svm_kernels.density import DensityOptions, covariance_of
     from alprbf.svm_kernels.refinement import refine_density
 

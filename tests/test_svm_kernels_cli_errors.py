@@ -1,4 +1,5 @@
-"""Bad parameters of seed 003's models through the CLI: one line on stderr, exit code 2.
+"""Bad parameters of Reitmaier et al. 2016's models through the CLI: one line on stderr, exit
+code 2.
 
 Issue 18: negative gamma, unknown kernel, alpha + beta = 0 and a LAP graph with more neighbours
 than the training part has rows.  The first three fail when the config is parsed (the learner

@@ -1,4 +1,4 @@
-"""CMM_sha / CMM_sep (seed 003, eqs 8-11) and the transductive refinement (§4.2).
+"""CMM_sha / CMM_sep (Reitmaier et al. 2016, eqs 8-11) and the transductive refinement (§4.2).
 
 Oracles: eqs 8-11 evaluated by brute force (loops over rows, components and classes with
 ``scipy.stats.multivariate_normal``), independent refits for the refinement's local models,

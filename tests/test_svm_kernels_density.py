@@ -1,4 +1,4 @@
-"""The density model of seed 003 (eqs 1-7, §5.1.1) against independent oracles.
+"""The density model of Reitmaier et al. 2016 (eqs 1-7, §5.1.1) against independent oracles.
 
 Oracles: sklearn's ``GaussianMixture`` with the fitted parameters copied in (eqs 1-2 of the
 plug-in mixture), ``BayesianGaussianMixture`` itself (the VI fit), ``scipy.stats``

@@ -1,4 +1,4 @@
-"""Seed 003's models through the active-learning loop on the edge cases of issue 18.
+"""Reitmaier et al. 2016's models through the active-learning loop on the edge cases of issue 18.
 
 Acceptance point: no NaN/inf in any result file across an edge-case set (1 label per class,
 duplicate rows, a constant feature, d > n_labeled, a categorical-only data set), for CMM_sha

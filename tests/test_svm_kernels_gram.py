@@ -1,4 +1,5 @@
-"""Kernel Gram matrices of seed 003 (alprbf.svm_kernels.gram) against independent oracles."""
+"""Kernel Gram matrices of Reitmaier et al. 2016 (alprbf.svm_kernels.gram) against independent
+oracles."""
 
 from __future__ import annotations
 
@@ -273,7 +274,7 @@ def test_lap_shortcut_equals_direct_formula_on_a_grid(degree, bandwidth, weights
                                bandwidth=bandwidth, weights=weights)
     labeled = lap.rows(index=np.arange(0, 90, 9))
     outside = lap.rows(X=rng.normal(size=(7, 3)))
-    grid = 10.0 ** np.arange(-5, 3, 2)               # seed 003's range, every other power
+    grid = 10.0 ** np.arange(-5, 3, 2)     # Reitmaier et al. 2016's range, every other power
     for gamma_I, gamma_A in itertools.product(grid, grid):
         for a, b in ((labeled, labeled), (outside, labeled)):
             expected = deformed_by_definition(lap, a, b, gamma_I, gamma_A, degree)

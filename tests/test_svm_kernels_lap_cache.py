@@ -103,7 +103,7 @@ def test_kept_columns_follow_the_ratio():
 
 def _loop(kernel: str, memoize: bool, monkeypatch, rounds: int = 12, batch: int = 1,
           pickle_at: int | None = None, **params):
-    """A few rounds of seed 003's loop (fit, the evaluation's predictions, US query of
+    """A few rounds of Reitmaier et al. 2016's loop (fit, the evaluation's predictions, US query of
     ``batch`` rows) with the memo on or off (``pickle_at``: the fit of that round goes
     through pickle, as a checkpoint does); returns every decision value it computed and the
     queries."""

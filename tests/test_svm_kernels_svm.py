@@ -167,8 +167,8 @@ def test_smallest_eigenvalue_of_the_training_gram_is_kept_and_logged(kernel, cap
 
 @pytest.mark.parametrize("kernel", ["rwm", "gmm"])
 def test_refine_makes_the_kernel_follow_the_revised_density(kernel):
-    """refine=True: the kernel uses refine_density(M0, X, labels) (seed 003 Alg. 1 lines
-    14-15); the pool's model stays density_; a warm refit equals a cold one."""
+    """refine=True: the kernel uses refine_density(M0, X, labels) (Reitmaier et al. 2016, Alg. 1
+    lines 14-15); the pool's model stays density_; a warm refit equals a cold one."""
     from alprbf.svm_kernels.density import DensityOptions, covariance_of, responsibilities
     from alprbf.svm_kernels.gram import gmm_gram, rwm_gram
     from alprbf.svm_kernels.refinement import refine_density

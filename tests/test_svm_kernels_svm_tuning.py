@@ -52,7 +52,8 @@ def test_lap_ties_go_to_the_most_regularised_point():
 
 
 def test_lap_default_grid_is_the_papers():
-    # seed 003 §5.1.2: gamma_I, gamma_A = 10^j, j printed as {-5, -6, ..., 2}: read -6 .. 2
+    # Reitmaier et al. 2016, §5.1.2: gamma_I, gamma_A = 10^j, j printed as {-5, -6, ..., 2}:
+    # read -6 .. 2
     m = KernelSVC(kernel="lap")
     for grid in (m.gamma_I_grid, m.gamma_A_grid):
         assert sorted(grid) == pytest.approx([10.0 ** j for j in range(-6, 3)], rel=1e-15)

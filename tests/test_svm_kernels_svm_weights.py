@@ -1,4 +1,5 @@
-"""KernelSVC's search over the categorical weights alpha, beta (seed 003 eqs 14-16, §5.1.2).
+"""KernelSVC's search over the categorical weights alpha, beta (Reitmaier et al. 2016, eqs 14-16,
+§5.1.2).
 
 Oracle: the same inner CV written out by brute force over every (alpha, beta, gamma, C) with
 the Gram matrix of the definition (``rbf_gram``) and sklearn's ``SVC``, ties resolved in the

@@ -1,4 +1,4 @@
-"""SVM baseline of seed 001: gamma-then-C line search on inner folds."""
+"""SVM baseline of Constantinopoulos & Likas 2006: gamma-then-C line search on inner folds."""
 
 import numpy as np
 from sklearn.datasets import load_iris

@@ -27,7 +27,7 @@ def _check_reference(cfg, full=None) -> None:
     """Every row of the config's reference file must map to a method of it and to one of its
     data sets (of the unscaled config ``full``: a scale may keep fewer) or a registered data
     set (a reference file may be shared by configs that run a part of its table, as
-    ``pen_digits_qbc`` shares seed 000's); a misspelt data set is refused."""
+    ``pen_digits_qbc`` shares Constantinopoulos & Likas 2008's); a misspelt data set is refused."""
     if cfg.reference:
         from ..datasets import DATASETS
         from ..report.io import check_reference
@@ -141,7 +141,7 @@ def report(
     q_alpha: Annotated[float | None, typer.Option(
         help="Override the Nemenyi critical value q_alpha.")] = None,
     rp_measure: Annotated[str, typer.Option(
-        help="RP accuracy: train_best (seed 003) or final.")] = "train_best",
+        help="RP accuracy: train_best (Reitmaier et al. 2016) or final.")] = "train_best",
     window: Annotated[float, typer.Option(
         help="DUR target window: last fraction of the budget.")] = 0.2,
     methods: Annotated[str | None, typer.Option(
@@ -149,10 +149,11 @@ def report(
              "methods, e.g. '*_literal / posterior_ratio,*_literal / qbc_prbf'.")] = None,
     curve_accuracy: Annotated[str, typer.Option(
         help="Accuracy behind AULC and DUR: test (held-out rows) or train (the training "
-             "pool with true labels, seed 003's reading).")] = "test",
+             "pool with true labels, Reitmaier et al. 2016's reading).")] = "test",
     merge_datasets: Annotated[str | None, typer.Option(
         help="Regex with one (group): data sets it matches are reported as one named by the "
-             "group, e.g. 'mnist-(n[0-9]+)-[0-9]' (seed 004's digits per size).")] = None,
+             "group, e.g. 'mnist-(n[0-9]+)-[0-9]' (Nguyen & Smeulders 2004's digits per "
+             "size).")] = None,
     error_at_fraction: Annotated[str | None, typer.Option(
         help="Comma-separated fractions of the database size (the config's rows) at which "
              "to tabulate the test error, e.g. 0.01,0.02,0.035.")] = None,
@@ -405,17 +406,30 @@ def status(
 
 @app.command("list")
 @user_errors
-def list_(kind: Annotated[str | None, typer.Argument(help="datasets, models or strategies.")]
-          = None) -> None:
-    """Registered names and their parameters."""
+def list_(kind: Annotated[str | None, typer.Argument(
+        help="papers, datasets, models or strategies.")] = None) -> None:
+    """The papers reproduced, and the registered names with their parameters."""
     from rich.console import Console
     from rich.table import Table
 
+    from ..papers import PAPERS
     from . import catalogue
 
-    check_choice(kind, catalogue.KINDS, "kind")
-    rows = catalogue.load()   # what the registries hold, without importing them (seconds)
+    check_choice(kind, ("papers", *catalogue.KINDS), "kind")
     console = Console()
+    if kind in (None, "papers"):
+        table = Table(title="papers", show_lines=False,
+                      caption="make table-<key> runs make table-NNN (table NNN: the number of "
+                              "the paper's file, results/table-NNN-full/)")
+        for column in ("key", "table", "paper", "page", "recorded configs"):
+            table.add_column(column, style="bold" if column == "key" else None)
+        for p in PAPERS.values():
+            table.add_row(p.key, p.number, f"{p.authors} {p.year}, {p.title} ({p.venue})",
+                          p.page, ", ".join(p.configs))
+        console.print(table)
+        if kind:
+            return
+    rows = catalogue.load()   # what the registries hold, without importing them (seconds)
     for name in [kind] if kind else catalogue.KINDS:
         table = Table(title=name, show_lines=False)
         table.add_column("name", style="bold")

@@ -4,8 +4,8 @@ Two stages:
 
 * :meth:`Preprocessing.apply_global` runs once on the whole data set: missing-value policy,
   dropping constant features, one-hot encoding, and - when ``standardize`` is ``global`` or
-  ``none`` - imputation, z-scoring and PCA fitted on all rows (seeds 000 and 003 z-score each
-  whole data set).
+  ``none`` - imputation, z-scoring and PCA fitted on all rows (Constantinopoulos & Likas 2008
+  and Reitmaier et al. 2016 z-score each whole data set).
 * :meth:`Preprocessing.fit_fold` is fitted on a fold's training part only (labeled and pool
   rows; never the test fold) and returns a transform for both parts.  When ``standardize`` is
   ``per_fold``, imputation, z-scoring and PCA are all fitted there instead.
@@ -136,24 +136,25 @@ class Preprocessing:
     Parameters
     ----------
     standardize : {"global", "per_fold", "none"}, default="global"
-        z-score each numeric feature using the whole data set (as seeds 000 and 003), the
-        training part of each fold, or not at all.  Categorical columns are never z-scored.
-        Also decides where imputation and PCA are fitted (see the module docstring).
+        z-score each numeric feature using the whole data set (as Constantinopoulos & Likas
+        2008 and Reitmaier et al. 2016 do), the training part of each fold, or not at all.
+        Categorical columns are never z-scored. Also decides where imputation and PCA are fitted
+        (see the module docstring).
     drop_constant : bool, default=False
-        Remove features constant over the whole data set (optical digits: 64 -> 62, seed 000;
-        segmentation's REGION-PIXEL-COUNT).
+        Remove features constant over the whole data set (optical digits: 64 -> 62,
+        Constantinopoulos & Likas 2008; segmentation's REGION-PIXEL-COUNT).
     missing : {"impute", "drop", "error"}, default="impute"
         Missing values (NaN; only credit-a among the paper data sets, 67 cells in 37 rows):
         ``impute`` fills numeric columns with the median and categorical ones with the most
-        frequent code (keeping all rows, as seed 003's 690 credit-a rows imply); ``drop``
-        removes incomplete rows once, before the folds; ``error`` refuses the data set.
+        frequent code (keeping all rows, as Reitmaier et al. 2016's 690 credit-a rows imply);
+        ``drop`` removes incomplete rows once, before the folds; ``error`` refuses the data set.
     one_hot : bool, default=False
-        Replace each categorical column by 0/1 indicator columns (1-of-K coding, as seed 003's
-        mixture models treat categorical attributes); indicators stay flagged categorical and
+        Replace each categorical column by 0/1 indicator columns (1-of-K coding, as Reitmaier et al.
+        2016's mixture models treat categorical attributes); indicators stay flagged categorical and
         ``Dataset.groups`` names their source attribute.
     pca : int or None, default=None
-        Project the numeric columns on their first ``pca`` principal components (seed 003: MNIST
-        784 -> 34), after z-scoring; categorical columns are kept after the components.
+        Project the numeric columns on their first ``pca`` principal components (Reitmaier et al.
+        2016: MNIST 784 -> 34), after z-scoring; categorical columns are kept after the components.
     pca_whiten : bool, default=False
         Scale the components to unit variance (sklearn ``PCA(whiten=True)``), so that kernel
         widths mean what they mean on z-scored data.

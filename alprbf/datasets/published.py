@@ -182,7 +182,7 @@ def train_test(paths: dict[str, Path], parse_one, train: str, test: str) -> dict
             "split": np.array(["train"] * len(a[1]) + ["test"] * len(b[1]))}
 
 
-# --------------------------------------------------------------------------- seed 000
+# ------------------------------------------------------------- Constantinopoulos & Likas 2008 (000)
 
 
 @DATASETS.register("segmentation")
@@ -264,8 +264,8 @@ class OptDigits(_WithSplit):
     """UCI optical recognition of handwritten digits: 5620 x 64, 10 classes.
 
     Files ``optdigits.tra`` (3823) + ``optdigits.tes`` (1797), comma-separated 8x8 counts 0..16
-    and the digit.  Two pixels (columns 0 and 39) are always 0; seed 000 uses the 62 others:
-    set ``preprocessing: {drop_constant: true}``.
+    and the digit.  Two pixels (columns 0 and 39) are always 0; Constantinopoulos & Likas 2008 uses
+    the 62 others: set ``preprocessing: {drop_constant: true}``.
     """
 
     description = "UCI optical digits (5620 x 64, 62 non-constant; 10 classes)"
@@ -324,15 +324,15 @@ class PenDigits(_WithSplit):
         return out
 
 
-# --------------------------------------------------------------------------- seed 001
+# ------------------------------------------------------------- Constantinopoulos & Likas 2006 (001)
 
 
 @DATASETS.register("bupa")
 class Bupa(PublishedDataset):
     """BUPA liver disorders: 345 x 6, 2 classes (column 7 "selector" 1/2 as label).
 
-    UCI notes that the selector was not meant as a class label; the papers (seed 001) use it
-    that way, with the drinks column (6) as a feature.
+    UCI notes that the selector was not meant as a class label; the papers (Constantinopoulos &
+    Likas 2006) use it that way, with the drinks column (6) as a feature.
     """
 
     description = "BUPA liver disorders (345 x 6, 2 classes)"
@@ -511,15 +511,15 @@ class NewThyroid(PublishedDataset):
                 "feature_names": ["T3_resin", "T4", "T3", "TSH", "TSH_diff"]}
 
 
-# --------------------------------------------------------------------------- seed 002
+# ----------------------------------------------------------------------- Titsias & Likas 2001 (002)
 
 
 @DATASETS.register("satimage")
 class Satimage(_WithSplit):
     """Statlog Landsat satellite: 6435 x 36, 6 classes labelled 1, 2, 3, 4, 5, 7 (no 6).
 
-    ``sat.trn`` (4435) + ``sat.tst`` (2000), space-separated.  Seed 002 takes it from ELENA (same
-    rows); seed 003's Table 1 prints 6345 rows, a transposition of 6435.
+    ``sat.trn`` (4435) + ``sat.tst`` (2000), space-separated.  Titsias & Likas 2001 takes it from
+    ELENA (same rows); Reitmaier et al. 2016's Table 1 prints 6345 rows, a transposition of 6435.
     """
 
     description = "Statlog Landsat satellite (6435 x 36, 6 classes)"
@@ -583,7 +583,7 @@ class Phoneme(PublishedDataset):
                 "feature_names": names("Aa", 5)}
 
 
-# --------------------------------------------------------------------------- seed 003
+# ---------------------------------------------------------------------- Reitmaier et al. 2016 (003)
 
 
 @DATASETS.register("australian")
@@ -591,7 +591,7 @@ class Australian(PublishedDataset):
     """Statlog Australian credit approval: 690 x 14 (6 continuous, 8 categorical), 2 classes.
 
     Categorical (integer-coded in the file): A1, A4, A5, A6, A8, A9, A11, A12 (as
-    ``australian.doc`` and seed 003 Table 1: 6 continuous + 8 categorical).
+    ``australian.doc`` and Reitmaier et al. 2016, Table 1: 6 continuous + 8 categorical).
     """
 
     description = "Statlog Australian credit (690 x 14, 8 categorical; 2 classes)"
@@ -619,7 +619,7 @@ class CreditA(PublishedDataset):
     Symbolic attributes A1, A4, A5, A6, A7, A9, A10, A12, A13 are integer-coded in sorted order
     of their values.  ``?`` marks 67 missing cells in 37 rows; they load as NaN - choose the
     policy with ``preprocessing: {missing: impute | drop | error}`` (default ``impute``: median
-    / most frequent value, which keeps seed 003's 690 rows).
+    / most frequent value, which keeps Reitmaier et al. 2016's 690 rows).
     """
 
     description = "Credit approval crx (690 x 15, 9 categorical, missing values; 2 classes)"
@@ -695,7 +695,7 @@ class Heart(PublishedDataset):
 
     Categorical: sex, chest pain type, fasting blood sugar, resting ECG, exercise angina, slope,
     thal (attributes 2, 3, 6, 7, 9, 11, 13; the ordered "slope" counts as categorical so that
-    the split matches seed 003 Table 1: 6 continuous + 7 categorical).
+    the split matches Reitmaier et al. 2016, Table 1: 6 continuous + 7 categorical).
     """
 
     description = "Statlog heart (270 x 13, 7 categorical; 2 classes)"
@@ -772,7 +772,7 @@ class Vowel(_WithSplit):
     """Deterding vowel recognition (``vowel-context.data``): 11 classes, 10 features.
 
     The file has 990 rows: train/test flag, speaker, sex, 10 features, class.  The 528 rows with
-    flag 0 (48 per class) are the published training set, the "Vowel" data of seed 003;
+    flag 0 (48 per class) are the published training set, the "Vowel" data of Reitmaier et al. 2016;
     ``subset`` selects ``train`` (default, 528 rows), ``test`` (462) or ``all`` (990).
     """
 
@@ -897,9 +897,9 @@ class MNIST(_WithSplit):
 
     Reads the four official idx ``.gz`` files; the published split (60000 training, 10000
     test images) is kept in ``Dataset.split`` and ``subset`` selects ``all`` (default, the 70000
-    of seed 003 Table 1), ``train`` (the 60000 that seed 003 cross-validates on) or ``test``.
-    Seed 003 then reduces the 784 pixels to 34 principal components:
-    ``preprocessing: {pca: 34}``.
+    of Reitmaier et al. 2016, Table 1), ``train`` (the 60000 that Reitmaier et al. 2016
+    cross-validates on) or ``test``. Reitmaier et al. 2016 then reduces the 784 pixels to 34
+    principal components: ``preprocessing: {pca: 34}``.
     """
 
     description = "MNIST digits (70000 x 784, 10 classes; subset train = 60000)"

@@ -65,7 +65,8 @@ class Waveform(DatasetLoader):
     Parameters
     ----------
     n_samples : int, default=5000
-        Seed 000 and 001 use 5000 samples (the UCI file is ``waveform_uci``).
+        Constantinopoulos & Likas 2008 and 2006 use 5000 samples (the UCI file is
+        ``waveform_uci``).
     noise : float, default=1.0
         Standard deviation of the additive Gaussian noise.
     """
@@ -90,8 +91,8 @@ class Waveform(DatasetLoader):
 class TwoMoons(DatasetLoader):
     """Two interleaving half circles (sklearn's ``make_moons``), 2 balanced classes.
 
-    Seed 003 uses Melacci's LapSVM two-moons set (800 points, 400 per class); its file is not
-    available, so it is generated: upper moon ``(cos t, sin t)``, lower moon
+    Reitmaier et al. 2016 uses Melacci's LapSVM two-moons set (800 points, 400 per class); its file
+    is not available, so it is generated: upper moon ``(cos t, sin t)``, lower moon
     ``(1 - cos t, 1/2 - sin t)``, ``t`` evenly spaced on ``[0, pi]``, plus Gaussian noise.
 
     Parameters
@@ -192,8 +193,8 @@ class Concentric(DatasetLoader):
     0.3 < r <= 0.5 around it, both centred on (0.5, 0.5); no overlap (Bayes error 0).
 
     The ELENA file has 2500 points with 921 in the disk and 1579 in the ring (36.8 % / 63.2 %,
-    seed 003 Table 1); the class sizes are fixed to those proportions (drawing the class by area
-    would give 36 % / 64 %).
+    Reitmaier et al. 2016, Table 1); the class sizes are fixed to those proportions (drawing the
+    class by area would give 36 % / 64 %).
 
     Parameters
     ----------

@@ -54,9 +54,10 @@ class ModelSpec(Component):
 
     ``seed_key`` (empty: the label) names the model in the derivation of its task's model seed
     and strategy stream (:func:`alprbf.engine.protocol.task_seeds`).  Models that are compared
-    paired (e.g. seed 002's constrained and plain PRBF at one M) give the same key, so on every task
-    both start from the same random draws (the same initial network) and their difference is
-    the method's, not the draw's; without a key each model's draws follow its own label.
+    paired (e.g. Titsias & Likas 2001's constrained and plain PRBF at one M) give the same key, so
+    on every task both start from the same random draws (the same initial network) and their
+    difference is the method's, not the draw's; without a key each model's draws follow its own
+    label.
     """
 
     seed_key: str = ""
@@ -65,10 +66,10 @@ class ModelSpec(Component):
 @dataclass(frozen=True, eq=False)
 class StrategySpec(Component):
     """A strategy of the grid; ``batch_size`` > 0 overrides the protocol's for its tasks
-    (seed 003's MNIST runs US one query at a time and 4DS five at a time).
+    (Reitmaier et al. 2016's MNIST runs US one query at a time and 4DS five at a time).
 
     ``select`` (empty: none) chooses one strategy parameter per task by inner cross-validation
-    on the task's training part (seed 003 picks 4DS's lambda so):
+    on the task's training part (Reitmaier et al. 2016 picks 4DS's lambda so):
     ``{"param": name, "values": [...], "folds": k}``; see
     :func:`alprbf.engine.protocol.select_strategy_param`.
     """
@@ -109,7 +110,8 @@ class Initial:
     ``size`` is the total number of rows for ``random`` and ``density`` and the number per class
     for ``per_class``; ``all`` labels the whole training part (plain supervised CV, budget 0).
     ``size_per_class`` > 0 sizes a ``random`` or ``density`` set by the number of classes
-    instead: ``size_per_class * n_classes`` rows (seed 003's Algorithm 2 starts from 4 x K).
+    instead: ``size_per_class * n_classes`` rows (Reitmaier et al. 2016's Algorithm 2 starts
+    from 4 x K).
     """
 
     method: str = "random"
@@ -147,21 +149,21 @@ class Protocol:
     budget : int
         Number of label queries after the initial set (0 = no active learning).
     labels : int
-        If > 0, the number of labeled rows to reach, the initial set included (seed 003 counts
-        its budgets this way); the queries are ``labels`` minus the initial set's size.  Give
+        If > 0, the number of labeled rows to reach, the initial set included (Reitmaier et al. 2016
+        counts its budgets this way); the queries are ``labels`` minus the initial set's size.  Give
         either ``budget`` or ``labels``.
     cap_at_pool : bool
-        A budget larger than a fold's pool labels the whole pool (seed 003's small data sets)
-        instead of being refused.
+        A budget larger than a fold's pool labels the whole pool (Reitmaier et al. 2016's small data
+        sets) instead of being refused.
     test : {"folds", "split", "unlabeled"}
         What a task is evaluated on: ``folds``, the held-out fold of a cross-validation;
         ``split``, the data set's published test rows (the pool is its training rows; one
         "fold"); ``unlabeled``, the rows of the pool not yet labeled at each evaluation (no
-        held-out rows; one "fold"; seed 004).
+        held-out rows; one "fold"; Nguyen & Smeulders 2004).
     error_denominator : {"tested", "training"}
         ``test_error`` = misclassified tested rows over the tested rows, or over every row of
-        the training part (seed 004: missed positives plus false alarms relative to the
-        database size ``n``); ``test_accuracy`` is ``1 - test_error``.
+        the training part (Nguyen & Smeulders 2004: missed positives plus false alarms relative to
+        the database size ``n``); ``test_accuracy`` is ``1 - test_error``.
     batch_size : int
         Labels queried per iteration.
     evaluate_every : int

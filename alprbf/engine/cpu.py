@@ -3,9 +3,9 @@
 OpenBLAS and NumPy choose their compute kernels by the CPU they find: on this project's machine
 (AVX-512) OpenBLAS runs its SkylakeX kernels and NumPy its AVX-512 loops for exp and log. Their
 round-off differs from the AVX2 kernels of another machine, and a warm-started active learner
-amplifies one different query into a different learning curve (measured on a seed-000
-active-PRBF segmentation fold: the default, OpenBLAS Haswell, OpenBLAS SandyBridge and NumPy
-without AVX-512 give four different curves; docs/history/notes.md, 'CPU kernels'). The command
+amplifies one different query into a different learning curve (measured on a Constantinopoulos &
+Likas 2008 active-PRBF segmentation fold: the default, OpenBLAS Haswell, OpenBLAS SandyBridge and
+NumPy without AVX-512 give four different curves; docs/history/notes.md, 'CPU kernels'). The command
 line therefore pins both to the AVX2 level before NumPy is imported:
 ``OPENBLAS_CORETYPE=Haswell`` and ``NPY_DISABLE_CPU_FEATURES`` = the dispatch targets above
 AVX2. A value the user set is kept; ``ALPRBF_NATIVE_KERNELS=1`` turns the pinning off. Worker

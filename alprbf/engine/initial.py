@@ -1,5 +1,5 @@
 """The initial labeled set drawn from a fold's training part: random, per class, density-based
-(seed 003, Algorithm 2) or all of it.
+(Reitmaier et al. 2016, Algorithm 2) or all of it.
 
 The draws depend only on the generator handed in; :func:`alprbf.engine.protocol.run_task` derives it
 from the seed, the dataset, the repetition and the fold, so every method of an experiment
@@ -17,7 +17,7 @@ import numpy as np
 from ..errors import UserError
 from ..prbf import estimate_log_gaussian_prob
 from ..svm_kernels.density import (
-    SEED003_M0,
+    REITMAIER2016_M0,
     DensityOptions,
     fit_density,
     log_component_densities,
@@ -69,7 +69,7 @@ def initial_labeled(X: np.ndarray, y: np.ndarray, initial: Initial, n_classes: i
 
 def density_initial(X: np.ndarray, size: int, rng: np.random.Generator,
                     n_components: int | None = None, top_fraction: float = 0.1) -> np.ndarray:
-    """Density-based initial selection (seed 003, Algorithm 2).
+    """Density-based initial selection (Reitmaier et al. 2016, Algorithm 2).
 
     A mixture model is fitted by variational inference to the unlabeled pool (sklearn's
     ``BayesianGaussianMixture``, full covariances).  Until ``size`` rows are chosen: draw a
@@ -138,10 +138,11 @@ def m0_initial(X: np.ndarray, size: int, rng: np.random.Generator, categorical=N
 
 def draw_m0_initial(X: np.ndarray, size: int, rng: np.random.Generator, categorical=None,
                     top_fraction: float = 0.1) -> np.ndarray:
-    """Algorithm 2 on the density model M0 of seed 003 (the reading of issue 50, part 2).
+    """Algorithm 2 on the density model M0 of Reitmaier et al. 2016 (the reading of issue
+    50, part 2).
 
     M0 is :func:`~alprbf.svm_kernels.density.fit_density` with the options of
-    :data:`~alprbf.svm_kernels.density.SEED003_M0` (the model class and search of the
+    :data:`~alprbf.svm_kernels.density.REITMAIER2016_M0` (the model class and search of the
     ``kernel_svm`` methods' ``density`` block of table 003), fitted once per fold with a seed
     from ``rng``, so that every method starts from the same labels.  Components that carry no
     data are never drawn: a component is eligible while it is the most responsible component
@@ -151,7 +152,7 @@ def draw_m0_initial(X: np.ndarray, size: int, rng: np.random.Generator, categori
     random row from their top ``top_fraction`` (at least one); a sweep ends when every eligible
     component was visited.
     """
-    density = fit_density(X, categorical, DensityOptions(**SEED003_M0),
+    density = fit_density(X, categorical, DensityOptions(**REITMAIER2016_M0),
                           random_state=seed_int_from_rng(rng))
     members = np.argmax(responsibilities(density, X), axis=1)
     log_dens = log_component_densities(density, X)

@@ -140,7 +140,8 @@ def make_folds(y: np.ndarray, n_folds: int, stratified: bool,
 
     A class with fewer rows than folds is refused, unless ``allow_small_classes``: its rows
     then go to as many folds as it has rows (sklearn's ``StratifiedKFold``), and the other
-    folds test without it (seed 003 runs 5-fold CV on ecoli, whose smallest classes have 2).
+    folds test without it (Reitmaier et al. 2016 runs 5-fold CV on ecoli, whose smallest classes
+    have 2).
     """
     if n_folds > len(y):
         raise UserError(f"protocol.folds = {n_folds} exceeds the {len(y)} rows of the data set")
@@ -549,9 +550,9 @@ def select_strategy_param(task: Task, protocol: Protocol, X_train: np.ndarray,
     """Choose the value of one strategy parameter by inner cross-validation of whole active
     learning runs on the task's training part (``StrategySpec.select``).
 
-    Seed 003 chooses 4DS's lambda "by 5-fold CV on the training data" and says no more; this is
-    the reading used.  The training part (already transformed by the fold's preprocessing) is
-    split into ``folds`` stratified inner folds (fewer when a class has fewer rows; with fewer
+    Reitmaier et al. 2016 chooses 4DS's lambda "by 5-fold CV on the training data" and says no more;
+    this is the reading used.  The training part (already transformed by the fold's preprocessing)
+    is split into ``folds`` stratified inner folds (fewer when a class has fewer rows; with fewer
     than two the first value is taken unscored).  For every value and inner fold, the task's
     loop runs on the inner training rows: the protocol's initial-set method, the task's
     queries (capped at the inner pool), the task's batch size, a fresh model with the task's
@@ -562,7 +563,8 @@ def select_strategy_param(task: Task, protocol: Protocol, X_train: np.ndarray,
     identity ("select"), so the outer run's seeds are those of the same task without the
     selection.  Cost: values x folds inner runs, each on (folds - 1) / folds of the rows; the
     initial set and the first fit of an inner fold (the density model and the tuning, for
-    seed 003's SVMs) are computed once and shared by every value (a copy of the fitted model).
+    Reitmaier et al. 2016's SVMs) are computed once and shared by every value (a copy of the fitted
+    model).
 
     Returns
     -------

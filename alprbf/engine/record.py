@@ -9,9 +9,9 @@ aside): a change of code that moves a result fails it, naming the tasks.
 A recorded task too slow to re-run whole (a QBC fold: ten minutes or more) is checked on its
 first ``queries`` queries instead: the query loop draws nothing that depends on the budget
 (seeds come from the task's identity; models and strategies never see the budget), so a
-shorter budget gives the record's first rows exactly (measured on a seed-000 segmentation QBC
-fold: 41 rows identical).  A strategy parameter chosen by inner CV (``select``) runs inner
-active-learning loops with the budget, so such tasks are checked whole only.
+shorter budget gives the record's first rows exactly (measured on a Constantinopoulos & Likas 2008
+segmentation QBC fold: 41 rows identical).  A strategy parameter chosen by inner CV (``select``)
+runs inner active-learning loops with the budget, so such tasks are checked whole only.
 """
 
 from __future__ import annotations

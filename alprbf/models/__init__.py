@@ -27,7 +27,8 @@ from .sklearn_models import (
 from .svm_tuned import TunedSVCLearner
 
 MODELS: Registry[type[Learner]] = Registry("model", {
-    # seed 001 / 002: PRBF networks trained on the labeled rows
+    # Constantinopoulos & Likas 2006, Titsias & Likas 2001: PRBF networks trained on the labeled
+    # rows
     "prbf": SupervisedPRBFLearner,
     "prbf_split": PRBFSplitLearner,
     "incremental_prbf_split": IncrementalPRBFSplitLearner,
@@ -35,15 +36,15 @@ MODELS: Registry[type[Learner]] = Registry("model", {
     "prbf_split_selected": SelectedPRBFSplitLearner,
     "constrained_prbf": ConstrainedPRBFLearner,
     "tuned_svc": TunedSVCLearner,
-    # seed 000: semi-supervised and warm-started active PRBF
+    # Constantinopoulos & Likas 2008: semi-supervised and warm-started active PRBF
     "ssl_prbf": SemiSupervisedPRBFLearner,
     "active_prbf": ActivePRBFLearner,
     "incremental_ssl_prbf": IncrementalSSLPRBFLearner,
-    # seed 003: generative classifiers on variational mixture models of the pool
+    # Reitmaier et al. 2016: generative classifiers on variational mixture models of the pool
     "cmm_sha": CMMSharedLearner,
     "cmm_sep": CMMSeparateLearner,
     "kernel_svm": KernelSVMLearner,
-    # seed 004: pre-clustering and the linear SVM of its baselines
+    # Nguyen & Smeulders 2004: pre-clustering and the linear SVM of its baselines
     "preclustering": PreclusteringLearner,
     "linear_svm": LinearSVMLearner,
     # sklearn baselines

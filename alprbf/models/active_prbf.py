@@ -1,4 +1,5 @@
-"""Warm-started semi-supervised PRBF learners for active learning (seed 000, §4.2 and §4.3).
+"""Warm-started semi-supervised PRBF learners for active learning (Constantinopoulos & Likas 2008,
+§4.2 and §4.3).
 
 ``active_prbf``
     The active PRBF of §4.2 (``S = 1``): after every new label, try to add one node, train it by
@@ -38,7 +39,7 @@ from .base import Learner
 
 
 class ActivePRBFLearner(Learner):
-    """Active PRBF learner of seed 000 §4.2 (warm-started; see the module docstring).
+    """Active PRBF learner of Constantinopoulos & Likas 2008, §4.2 (warm-started; module docstring).
 
     Parameters
     ----------
@@ -194,8 +195,8 @@ class ActivePRBFLearner(Learner):
 
 
 class IncrementalSSLPRBFLearner(ActivePRBFLearner):
-    """The classifier of seed 000's QBC algorithm (§4.3): after each new label try to add one
-    node; keep it whenever the addition succeeds (then semi-supervised EM); predict with the
-    split network.  Parameters as :class:`ActivePRBFLearner`."""
+    """The classifier of Constantinopoulos & Likas 2008's QBC algorithm (§4.3): after each new label
+    try to add one node; keep it whenever the addition succeeds (then semi-supervised EM); predict
+    with the split network.  Parameters as :class:`ActivePRBFLearner`."""
 
     selection = "always_add"

@@ -1,4 +1,5 @@
-"""Loop adapters for the CMM classifiers of :mod:`alprbf.svm_kernels.cmm` (seed 003, eqs 8-11).
+"""Loop adapters for the CMM classifiers of :mod:`alprbf.svm_kernels.cmm` (Reitmaier et al. 2016,
+eqs 8-11).
 
 Each learner wraps one estimator class (``estimator_class``); its config parameters are the
 estimator's (``random_state`` comes from the task seed, ``classes`` from the task, so every

@@ -1,10 +1,11 @@
-"""Loop adapter of :class:`alprbf.svm_kernels.svm.KernelSVC` (seed 003's SVM paradigms).
+"""Loop adapter of :class:`alprbf.svm_kernels.svm.KernelSVC` (Reitmaier et al. 2016's SVM
+paradigms).
 
 Its config parameters are the estimator's (``kernel``: rbf, rwm, gmm (project-defined) or
 lap; the grids; ``inner_folds``...).  Every ``fit`` hands the previous fit to the estimator, so
 the density model (or the LAP graph) of the training part is built once per task and the SVM's
-parameters are tuned on the first labeled set, as seed 003 §5.1.2 does.  ``model_size()`` is
-the number of support vectors.
+parameters are tuned on the first labeled set, as Reitmaier et al. 2016, §5.1.2 does.
+``model_size()`` is the number of support vectors.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from .base import EstimatorLearner
 
 class KernelSVMLearner(EstimatorLearner):
     """SVM on a structure-aware kernel (RWM, project-defined GMM, LAP) or the RBF kernel,
-    tuned by inner CV once per task (seed 003 §4.3.1, §5.1.2)."""
+    tuned by inner CV once per task (Reitmaier et al. 2016, §4.3.1, §5.1.2)."""
 
     estimator_class = KernelSVC
     uses_categorical = True

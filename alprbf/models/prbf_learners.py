@@ -1,4 +1,5 @@
-"""Loop adapters for the PRBF estimators of :mod:`alprbf.prbf` (seeds 000, 001, 002).
+"""Loop adapters for the PRBF estimators of :mod:`alprbf.prbf` (the papers of
+Constantinopoulos & Likas 2008 and 2006 and of Titsias & Likas 2001).
 
 Each learner wraps one estimator class (``estimator_class``); its config parameters are the
 estimator's (``random_state`` comes from the task seed, ``classes`` from the task).  The learner

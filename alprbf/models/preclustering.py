@@ -1,4 +1,4 @@
-"""Seed 004's learners: the pre-clustering model and the linear SVM of its baselines.
+"""Nguyen & Smeulders 2004's learners: the pre-clustering model and the linear SVM of its baselines.
 
 * ``preclustering``: loop adapter of :class:`alprbf.preclustering.PreclusteringClassifier`.
   Every fit hands the previous fit to the estimator, so the database is clustered once per task
@@ -25,8 +25,8 @@ from .base import EstimatorLearner, Learner, labeled_mask
 
 
 class PreclusteringLearner(EstimatorLearner):
-    """Active learning with pre-clustering (seed 004): mixture of logistic regressions on
-    K-medoid representatives, with the coarse-to-fine scale."""
+    """Active learning with pre-clustering (Nguyen & Smeulders 2004): mixture of logistic
+    regressions on K-medoid representatives, with the coarse-to-fine scale."""
 
     estimator_class = PreclusteringClassifier
     semi_supervised = True
@@ -75,7 +75,7 @@ class PreclusteringLearner(EstimatorLearner):
 
 
 class LinearSVMLearner(Learner):
-    """Linear SVM on the labeled rows (seed 004's baselines; see the module docstring).
+    """Linear SVM on the labeled rows (Nguyen & Smeulders 2004's baselines; module docstring).
 
     Parameters
     ----------

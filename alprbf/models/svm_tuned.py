@@ -1,4 +1,5 @@
-"""The SVM baseline of seed 001 §IV: RBF SVC (one-vs-one) with a (gamma, C) line search.
+"""The SVM baseline of Constantinopoulos & Likas 2006, §IV: RBF SVC (one-vs-one) with a (gamma, C)
+line search.
 
 The search: with ``C = 1``, choose ``gamma = 2^s`` minimising the mean validation error; with that
 gamma fixed, choose ``C = 2^s`` the same way.  The validation error is the mean over the inner
@@ -56,7 +57,8 @@ class TunedSVC(ClassifierMixin, BaseEstimator):
     C_range : (int, int), default=(-5, 15)
         Inclusive exponent range of ``C = 2^s``.
     inner_folds : int, default=9
-        Stratified folds of the training data used for validation (seed 001: nine).
+        Stratified folds of the training data used for validation (Constantinopoulos & Likas 2006:
+        nine).
     cv_seed : int, default=0
         Seed of the inner fold shuffling (fixed so every method sees the same folds).
     probability : bool, default=False
@@ -185,7 +187,9 @@ class TunedSVC(ClassifierMixin, BaseEstimator):
 
 
 class TunedSVCLearner(Learner):
-    """RBF SVM with seed 001's gamma-then-C line search on inner CV folds (see TunedSVC).
+    """RBF SVM with Constantinopoulos & Likas 2006's gamma-then-C line search on inner CV folds.
+
+    See :class:`TunedSVC`.
 
     Its config parameters are :class:`TunedSVC`'s.  Trained on the labeled rows only;
     ``model_size()`` is the number of support vectors.

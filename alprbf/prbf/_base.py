@@ -83,9 +83,9 @@ class PRBFClassifierBase(ClassifierMixin, BaseEstimator):
         each describe one class, and for the constrained network by the class each kernel
         serves most, largest ``r_jk``), the EM iterations run and whether EM converged, the
         restarts (``n_init``, the kept one ``restart``, every one's final log-likelihood) and
-        the final log-likelihood (``loglik``; eq 6 of seed 002 for the constrained network);
-        the incremental and selected networks add their path length and selection.  Only the
-        attributes the estimator has are reported; ``{}`` before a fit."""
+        the final log-likelihood (``loglik``; eq 6 of Titsias & Likas 2001 for the constrained
+        network); the incremental and selected networks add their path length and selection.  Only
+        the attributes the estimator has are reported; ``{}`` before a fit."""
         if getattr(self, "params_", None) is None:
             return {}
         out: dict = {"nodes": int(self.params_.n_components)}

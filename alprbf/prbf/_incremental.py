@@ -1,4 +1,5 @@
-"""Incremental node addition for the PRBF network (seed 001 §III eqs 16-26; seed 000 eqs 34-37).
+"""Incremental node addition for the PRBF network (Constantinopoulos & Likas 2006, §III eqs 16-26;
+Constantinopoulos & Likas 2008, eqs 34-37).
 
 Adding component ``M+1`` to a network ``PRBF(M)`` with parameters ``Theta_M`` (pure functions):
 
@@ -38,7 +39,8 @@ Adding component ``M+1`` to a network ``PRBF(M)`` with parameters ``Theta_M`` (p
    supervised EM when every row is labeled, semi-supervised EM (000 eqs 17-29) otherwise.
 
 Only labeled rows enter steps 1-4 (in the supervised case that is all rows); unlabeled rows
-(``y`` = nan or -1) are used only by the final EM, as seed 000 §4.1 prescribes.
+(``y`` = nan or -1) are used only by the final EM, as Constantinopoulos & Likas 2008, §4.1
+prescribes.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Candidate regions for a new PRBF component: a principal-direction kd-tree (seed 001 §III.B).
+"""Candidate regions for a new PRBF component: a principal-direction kd-tree (Constantinopoulos &
+Likas 2006, §III.B).
 
 The data assigned to one component (the set ``S_j`` of eq. 21) is split recursively.  At every
 node the cutting hyperplane is perpendicular to the node's principal direction (the leading

@@ -1,10 +1,11 @@
-"""Inner cross-validation folds shared by the model-selection meta-estimators of seed 001.
+"""Inner cross-validation folds shared by the model-selection meta-estimators of Constantinopoulos &
+Likas 2006.
 
-Seed 001 §IV selects hyperparameters inside each outer training part by nine runs, each holding
-one of the nine outer training folds out for validation and training on the other eight.  Our
-estimators receive only the outer training part, so they re-split it into ``n_folds`` stratified
-folds with a fixed seed: every method given the same training part gets exactly the same inner
-folds (the paper uses the same folds for all methods).
+Constantinopoulos & Likas 2006, §IV selects hyperparameters inside each outer training part by nine
+runs, each holding one of the nine outer training folds out for validation and training on the other
+eight.  Our estimators receive only the outer training part, so they re-split it into ``n_folds``
+stratified folds with a fixed seed: every method given the same training part gets exactly the same
+inner folds (the paper uses the same folds for all methods).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Active learning with the semi-supervised PRBF network (seed 000, §4.2) and its QBC variant.
+"""Active learning with the semi-supervised PRBF network (Constantinopoulos & Likas 2008, §4.2) and
+its QBC variant.
 
 One *step* of the paper's algorithm with ``S = 1`` -- what happens after every new label:
 
@@ -38,8 +39,9 @@ Choices where the paper is silent (parameters of :class:`StepOptions`):
   works, so the defaults are ``covariance_type="diag"`` and ``candidate_rows="labeled"``;
   ``configs/table_000.yaml`` runs the three readings (evidence: docs/history/notes.md,
   'Candidate rows and covariance type').
-* Seed 000 uses the candidate statistics directly (no partial EM as in seed 001):
-  ``partial_max_iter=0`` (only used with ``candidate_rows="labeled"``).
+* Constantinopoulos & Likas 2008 uses the candidate statistics directly (no partial EM as in
+  Constantinopoulos & Likas 2006): ``partial_max_iter=0`` (only used with
+  ``candidate_rows="labeled"``).
 * A component is split for class ``k`` when its joint-posterior mass for ``k`` exceeds
   ``split_min_mass`` (the paper: ``> 0``).  With unlabeled rows every mass is positive, so the
   literal test gives ``M x K`` subcomponents; the default ``0.01`` drops those fitted to less
@@ -87,15 +89,15 @@ class StepOptions:
     Attributes
     ----------
     covariance_type : {"full", "diag", "spherical"}, default="diag"
-        Of the network the learner grows.  Seed 000 does not state it; §4.3 treats the
-        features as independent and takes each node's per-feature variances from the trained
-        network, which reads most naturally as diagonal covariances (evidence:
+        Of the network the learner grows.  Constantinopoulos & Likas 2008 does not state it; §4.3
+        treats the features as independent and takes each node's per-feature variances from the
+        trained network, which reads most naturally as diagonal covariances (evidence:
         docs/history/notes.md, 'Candidate rows and covariance type').
     reg_covar : float, default=1e-6
         Covariance floor (added to every variance), the same default as every PRBF estimator.
-        ``configs/table_000.yaml`` sets 1e-3 for the seed-000 data sets, whose quantised
-        features let components collapse onto repeated points (evidence: docs/history/notes.md,
-        'Covariance floor').
+        ``configs/table_000.yaml`` sets 1e-3 for the Constantinopoulos & Likas 2008 data sets, whose
+        quantised features let components collapse onto repeated points (evidence:
+        docs/history/notes.md, 'Covariance floor').
     tol : float, default=1e-4
         Semi-supervised EM stops when the joint log-likelihood per row changes by less.
     max_iter : int, default=200
@@ -109,8 +111,8 @@ class StepOptions:
     split_point : {"mean", "median"}, default="mean"
         Where the kd-tree cuts the principal axis.
     partial_max_iter : int, default=0
-        Partial-EM steps refining each candidate (``candidate_rows="labeled"`` only; seed 000
-        uses none).
+        Partial-EM steps refining each candidate (``candidate_rows="labeled"`` only;
+        Constantinopoulos & Likas 2008 uses none).
     split_min_mass : float, default=0.01
         Minimum joint-posterior mass of a subcomponent (the paper: > 0).
     candidate_rows : {"labeled", "all"}, default="labeled"
@@ -124,10 +126,10 @@ class StepOptions:
         or all rows with ``candidate_rows="all"``) that gives a candidate node.  2, the
         smallest subset with a sample variance, is today's behaviour.  ``"d+1"`` (the data's
         dimension plus one, the fewest rows whose sample covariance can be non-singular) is
-        the *supported-candidate* gate reading of seed 000 (docs/decisions/0005): a candidate
-        fitted to fewer rows is a needle whose eq-37 gain on those rows grows without bound
-        as the covariance floor shrinks, so the gate then measures the floor, not class
-        overlap.
+        the *supported-candidate* gate reading of Constantinopoulos & Likas 2008
+        (docs/decisions/0005): a candidate fitted to fewer rows is a needle whose eq-37 gain on
+        those rows grows without bound as the covariance floor shrinks, so the gate then measures
+        the floor, not class overlap.
     unlabeled_rows : {"use", "ignore"}, default="use"
         What the learners do with the unlabeled rows of a ``fit``: the paper's semi-supervised
         EM on all rows ("use"), or an ablation that is not in the paper ("ignore"): every step
@@ -250,8 +252,8 @@ def propose_from_all_rows(data: PRBFData, estep: EStep, params: PRBFParams,
     principal-direction kd-tree and the sample moments of the 14 subsets (all rows) are the
     candidates, with ``alpha_k = pi_jk / 2``.  The acceptance test is the paper's: the
     per-class likelihood change of eq 37 on the *labeled* rows, positive for at least two
-    classes, total above ``opts.add_threshold``.  No partial EM (seed 000 §4.1 uses the subset
-    statistics directly).
+    classes, total above ``opts.add_threshold``.  No partial EM (Constantinopoulos & Likas 2008,
+    §4.1 uses the subset statistics directly).
 
     Parameters
     ----------

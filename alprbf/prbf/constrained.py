@@ -1,4 +1,4 @@
-"""PRBF network with constrained kernel sharing (seed 002, eqs 3-14).
+"""PRBF network with constrained kernel sharing (Titsias & Likas 2001, eqs 3-14).
 
 Every kernel ``j`` has sharing parameters ``r_jk >= 0`` with ``sum_k r_jk = 1`` (eq 4) that
 limit how much it may serve class ``k``.  Training maximises

@@ -1,4 +1,5 @@
-"""Incremental PRBF-split (seed 001 §III) and the model-selection protocol of 001 §IV.
+"""Incremental PRBF-split (Constantinopoulos & Likas 2006, §III) and the model-selection protocol
+of its §IV.
 
 * :func:`incremental_path` -- one incremental run: PRBF(1) (eqs 18-20), then repeated node
   addition (:func:`alprbf.prbf._incremental.propose_component`) + full EM, up to

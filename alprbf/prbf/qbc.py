@@ -1,4 +1,5 @@
-"""Query by committee for the PRBF network: committee sampling and disagreement (seed 000, §4.3).
+"""Query by committee for the PRBF network: committee sampling and disagreement (Constantinopoulos &
+Likas 2008, §4.3).
 
 Pure functions only; the strategy that uses them lives in :mod:`alprbf.strategies.qbc`.
 

@@ -1,4 +1,4 @@
-"""Active learning using pre-clustering (Nguyen & Smeulders 2004, seed 004): the numerics.
+"""Active learning using pre-clustering (Nguyen & Smeulders 2004): the numerics.
 
 * :mod:`.kmedoids`: distances by one GEMM and exact PAM K-medoids;
 * :mod:`.clustering`: K-medoids per subset, fission, cluster priors and mixture terms (eqs 9-12);

@@ -29,9 +29,9 @@ for two methods, no AULC/DUR without a baseline or without queries, no ``referen
 without a reference file).
 
 Methods.  ``methods`` keeps only the methods whose ``"model / strategy"`` matches one of the
-given shell patterns (``fnmatch``, case-sensitive), e.g. the paper's two methods of seed 000
-Fig. 6 out of a nine-method run.  A pattern that matches no method in any experiment is an
-error; an experiment left with no method is skipped.
+given shell patterns (``fnmatch``, case-sensitive), e.g. the paper's two methods of
+Constantinopoulos & Likas 2008, Fig. 6 out of a nine-method run.  A pattern that matches no method
+in any experiment is an error; an experiment left with no method is skipped.
 
 Baseline.  ``baseline`` names a method (matched like reference methods: display label,
 ``"model / strategy"``, a unique model or a unique strategy).  When it is None, the single
@@ -132,8 +132,8 @@ def build_report(results_root: str | Path, out_dir: str | Path | None = None,
     q_alpha : float, optional
         Critical value for the CD instead of ``studentized_range.ppf(1 - alpha, k, inf)/sqrt(2)``.
     rp_measure : {"train_best", "final"}
-        Accuracy ranked by RP: seed 003's (test accuracy at the iteration with the best training
-        accuracy) or the final test accuracy.
+        Accuracy ranked by RP: Reitmaier et al. 2016's (test accuracy at the iteration with the best
+        training accuracy) or the final test accuracy.
     reference : path, optional
         Reference CSV to use instead of each experiment's ``reference.csv``.
     window : float
@@ -145,11 +145,11 @@ def build_report(results_root: str | Path, out_dir: str | Path | None = None,
         accuracies.
     merge_datasets : str, optional
         A regular expression with one group: data sets whose label it matches in full are
-        reported as one, named by the group (``'mnist-(n[0-9]+)-[0-9]'`` averages seed 004's
-        ten one-vs-rest digits per database size); every curve of them counts once.
+        reported as one, named by the group (``'mnist-(n[0-9]+)-[0-9]'`` averages Nguyen & Smeulders
+        2004's ten one-vs-rest digits per database size); every curve of them counts once.
     error_at_fraction : sequence of float
         Also tabulate the test error at these fractions of each data set's database size
-        (the config's ``rows``; seed 004: 0.01, 0.02, 0.035).
+        (the config's ``rows``; Nguyen & Smeulders 2004: 0.01, 0.02, 0.035).
     rank_by : {"accuracy", "balanced_accuracy", "macro_f1", "log_loss"}
         What the RP tables, their test and the CD diagram rank (:data:`metrics.RANK_BY`), at
         the rows ``rp_measure`` chooses; the published values are always compared with the

@@ -12,7 +12,8 @@ cell (data set x method):
   ``queried_labels``), and test and training-part accuracy both equal to ``c``'s share of
   those rows, so nearly equal to each other under stratified folds (within
   :data:`INFERRED_TEST_POOL_GAP`).  On the record this inference finds exactly the
-  constant tasks that a check against the data finds (seed 003: RBF-US 13, RBF-4DS 19, ...).
+  constant tasks that a check against the data finds (Reitmaier et al. 2016: RBF-US 13, RBF-4DS 19,
+  ...).
 * **degenerate task**: constant at its last evaluation, or constant at more than
   :data:`CONSTANT_SHARE` of its evaluations;
 * **flat curve**: the test accuracy gains no more from the first to the last evaluation than

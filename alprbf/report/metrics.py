@@ -20,9 +20,9 @@ that stopped early (an exhausted pool) does not bias the mean.  The point is pla
 Error at budget.  For each curve its last row (the largest ``n_labeled``); mean and std of
 ``100 * test_error`` over curves.
 
-AULC (seed 003 §5.1.4).  Let ``a_m(n)`` and ``a_b(n)`` be the mean test-accuracy curves (%) of a
-method and of the baseline, linearly interpolated between evaluated points, over the common
-range ``[n_lo, n_hi]`` of labeled-set sizes (initial set to budget).  Then::
+AULC (Reitmaier et al. 2016, §5.1.4).  Let ``a_m(n)`` and ``a_b(n)`` be the mean test-accuracy
+curves (%) of a method and of the baseline, linearly interpolated between evaluated points, over the
+common range ``[n_lo, n_hi]`` of labeled-set sizes (initial set to budget).  Then::
 
     AULC = 1 / (n_hi - n_lo) * integral_{n_lo}^{n_hi} (a_m(n) - a_b(n)) dn
 
@@ -30,17 +30,17 @@ computed with the trapezoid rule on the union of both evaluation grids.  It is t
 accuracy advantage (percentage points) per actively selected sample; positive means the
 method learns faster than the baseline; the baseline's own AULC is 0.  The normalisation by
 the number of queries makes AULC independent of the budget and puts it on the scale of
-seed 003 Table 4 (values of a few points).
+Reitmaier et al. 2016, Table 4 (values of a few points).
 
-DUR (seed 003 §5.1.4).  The target accuracy ``T`` is the baseline's mean test accuracy (over
-curves) averaged over its evaluated points in the last ``window`` = 20 % of the budget, i.e. the
-points whose number of queried labels ``q = n - n_0`` satisfies ``q >= (1 - window) * q_max``
+DUR (Reitmaier et al. 2016, §5.1.4).  The target accuracy ``T`` is the baseline's mean test accuracy
+(over curves) averaged over its evaluated points in the last ``window`` = 20 % of the budget, i.e.
+the points whose number of queried labels ``q = n - n_0`` satisfies ``q >= (1 - window) * q_max``
 (``n_0`` the initial labeled-set size, ``q_max`` the budget).  For any method,
 ``n_reach = min{ n : a(n) >= T }`` over its evaluated points (a tolerance of 1e-9 percentage
 points absorbs round-off), counted in labels (``n_labeled``, which includes the initial set;
-in seed 003 the labeled set starts empty, so labels and actively selected samples coincide).
-Then ``DUR = n_reach(method) / n_reach(baseline)``; the baseline always reaches its own target
-and has ``DUR = 1``.  A method that never reaches ``T`` gets ``DUR = NaN`` with
+in Reitmaier et al. 2016 the labeled set starts empty, so labels and actively selected samples
+coincide). Then ``DUR = n_reach(method) / n_reach(baseline)``; the baseline always reaches its own
+target and has ``DUR = 1``.  A method that never reaches ``T`` gets ``DUR = NaN`` with
 ``reached = False`` and the lower bound ``n_max / n_reach(baseline)`` (printed ``>>`` like the
 paper).
 
@@ -50,8 +50,8 @@ log-loss (nats, lower is better) instead of its test accuracy; a cell with a cur
 the value (a task file written before the column existed, a model without probabilities for
 log-loss) has none and leaves the ranking, like an incomplete data set.
 
-RP accuracy (seed 003 §5.1.4).  ``measure="train_best"``: in each curve the iteration with the
-highest ``train_accuracy`` (accuracy on the whole training part with its true labels; among
+RP accuracy (Reitmaier et al. 2016, §5.1.4).  ``measure="train_best"``: in each curve the iteration
+with the highest ``train_accuracy`` (accuracy on the whole training part with its true labels; among
 equal values the latest iteration), and its ``test_accuracy``; the mean over curves is ranked.
 ``measure="final"``: the test accuracy at the last iteration of each curve.
 """
@@ -78,8 +78,8 @@ RANK_BY = {
     "log_loss": ("test_log_loss", 1.0, False, "log-loss (nats, lower is better)"),
 }
 #: Accuracy behind AULC and DUR: ``test`` (the held-out rows) or ``train`` (the whole training
-#: part with its true labels, ``train_accuracy``: seed 003's DUR targets are above every test
-#: accuracy it reports on 11 of its 20 data sets, so it must have used this one).
+#: part with its true labels, ``train_accuracy``: Reitmaier et al. 2016's DUR targets are above
+#: every test accuracy it reports on 11 of its 20 data sets, so it must have used this one).
 CURVE_ACCURACIES = {"test": "test_accuracy", "train": "train_accuracy"}
 
 #: Tolerance (percentage points) when testing whether an accuracy reaches the DUR target.

@@ -4,7 +4,7 @@ The input is a *score matrix*: a DataFrame with one row per dataset (block) and 
 method, holding one number per cell (e.g. the RP accuracy, an AULC, or a DUR).
 ``higher_is_better`` says which direction wins.
 
-Definitions (Demšar 2006, as used by seed 003 §5.1.4)
+Definitions (Demšar 2006, as used by Reitmaier et al. 2016, §5.1.4)
 -----------------------------------------------------
 Ranks.  Within each dataset the best method gets rank 1 and the worst rank k; tied methods
 share the average of the ranks they span (``scipy.stats.rankdata(method="average")``).  Values
@@ -12,7 +12,7 @@ are rounded to :data:`TIE_DECIMALS` decimals before ranking so that floating rou
 break ties.  Mean rank ``R_j`` = average over the N datasets; ``sum_j R_j = k (k + 1) / 2``.
 
 Wins.  On each dataset the method(s) with the best value win; a tie for best between m methods
-gives each 1/m, so the wins sum to N (seed 003: "shared" wins, e.g. 4.5).
+gives each 1/m, so the wins sum to N (Reitmaier et al. 2016: "shared" wins, e.g. 4.5).
 
 Which test.  Demšar recommends the Wilcoxon signed-rank test for two methods and the Friedman
 test with the Nemenyi post-hoc test for more.  Both need enough datasets: below
@@ -33,7 +33,7 @@ Friedman (k >= 3).  Two statistics are computed:
   of tie groups); it equals the textbook value when there are no ties.
 * ``chi2_ranks``: the textbook formula from the mean ranks,
   ``12 N / (k (k + 1)) * (sum_j R_j^2 - k (k + 1)^2 / 4)``, without tie correction (Demšar's
-  eq.; seed 003 applies it to its mean ranks: 19.73 for its Table 2).
+  eq.; Reitmaier et al. 2016 applies it to its mean ranks: 19.73 for its Table 2).
 
 Both have k - 1 degrees of freedom.  Iman–Davenport:
 ``F = (N - 1) chi2 / (N (k - 1) - chi2)`` with (k - 1, (k - 1)(N - 1)) degrees of freedom,
@@ -60,8 +60,8 @@ the i-th smallest of m is multiplied by m - i + 1, then made monotone, capped at
 differs significantly when its adjusted p-value is below alpha.  There is no CD: the
 diagram's bars join the methods that no test separates.
 
-Seed 003 reports CD = 2.516 * sqrt(5 * 6 / (6 * 20)) = 1.258 for k = 5, N = 20, alpha = 0.10.
-Its q = 2.516 is not the Nemenyi value for k = 5 at alpha = 0.10 (2.459, giving CD = 1.230);
+Reitmaier et al. 2016 reports CD = 2.516 * sqrt(5 * 6 / (6 * 20)) = 1.258 for k = 5, N = 20, alpha =
+0.10. Its q = 2.516 is not the Nemenyi value for k = 5 at alpha = 0.10 (2.459, giving CD = 1.230);
 we use the standard value by default and accept ``q_alpha=2.516`` to reproduce the paper.
 """
 

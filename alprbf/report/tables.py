@@ -3,7 +3,7 @@
 Every table is a :class:`Table` holding a numeric frame (written to CSV, missing values as
 ``n/a``) and a display frame of strings (written to Markdown and LaTeX).  Missing values are
 never printed as ``nan``: a measure that does not apply is ``n/a`` and a DUR target that was not
-reached is ``>>`` followed by the lower bound, as in seed 003 Table 3.
+reached is ``>>`` followed by the lower bound, as in Reitmaier et al. 2016, Table 3.
 
 LaTeX is written by :func:`to_latex` here (a ``tabular`` with booktabs rules; add
 ``\\usepackage{booktabs}``), so pandas' jinja2-based ``to_latex`` is not needed.
@@ -180,7 +180,8 @@ def _wide(long: pd.DataFrame, cell, methods: list[str]) -> pd.DataFrame:
 
 
 def error_at_budget_table(err: pd.DataFrame, published: pd.DataFrame | None = None) -> Table:
-    """Seed 000 Table 2 style: test error (%) at the budget, mean (std) over folds x repetitions.
+    """Constantinopoulos & Likas 2008, Table 2 style: test error (%) at the budget, mean (std) over
+    folds x repetitions.
 
     ``err`` comes from :func:`alprbf.report.metrics.error_at_budget`.  ``published`` holds the
     primary readings of the published ``error_at_budget`` cells (columns ``dataset,
@@ -222,8 +223,8 @@ def error_at_budget_table(err: pd.DataFrame, published: pd.DataFrame | None = No
 
 
 def error_at_labels_table(err: pd.DataFrame) -> Table:
-    """Test error (%) at fractions of the database (seed 004's Fig. 6 read at 1, 2, 3.5 %),
-    mean (std) over curves; from :func:`alprbf.report.metrics.error_at_labels`."""
+    """Test error (%) at fractions of the database (Nguyen & Smeulders 2004's Fig. 6 read at 1, 2,
+    3.5 %), mean (std) over curves; from :func:`alprbf.report.metrics.error_at_labels`."""
     methods = sorted(err["method"].unique())
     order = list(dict.fromkeys(err["at"]))
     rows = []
@@ -249,9 +250,10 @@ def versus_baseline_tables(vb: pd.DataFrame, baseline: str,
     """AULC and DUR tables against ``baseline`` (from ``metrics.versus_baseline``).
 
     Bottom rows: ``Mean`` over datasets and ``Wins`` (shared on ties; highest AULC, fewest
-    labels for DUR).  A DUR not reached enters the mean with its lower bound (as seed 003
-    Table 3 does), the mean is then printed ``>>``; it never wins.  Datasets where a measure is
-    n/a for some method are left out of that measure's mean and wins (a note says so).
+    labels for DUR).  A DUR not reached enters the mean with its lower bound (as Table 3 of
+    Reitmaier et al. 2016 does), the mean is then printed ``>>``; it never wins.  Datasets where
+    a measure is n/a for some method are left out of that measure's mean and wins (a note says
+    so).
     ``accuracy`` (``test`` or ``train``) names the accuracy the curves hold, and ``window``
     the DUR target's share of the budget, for the notes.
     """
@@ -342,8 +344,8 @@ def _summary_rows(complete: pd.DataFrame, f, ranking: stats.Ranking | None = Non
 
 def rp_tables(scores: pd.DataFrame, result: stats.Ranking | None, measure: str,
               skipped: str = "", rank_by: str = "accuracy") -> list[Table]:
-    """RP tables: accuracies with Mean / Rank / Wins rows (seed 003 Table 2), the test that fits
-    (Wilcoxon for two methods, Friedman / Iman–Davenport for more) and Nemenyi p-values.
+    """RP tables: accuracies with Mean / Rank / Wins rows (Reitmaier et al. 2016, Table 2), the test
+    that fits (Wilcoxon for two methods, Friedman / Iman–Davenport for more) and Nemenyi p-values.
 
     Parameters
     ----------
@@ -365,6 +367,8 @@ def rp_tables(scores: pd.DataFrame, result: stats.Ranking | None, measure: str,
     disp = pd.concat([disp, _summary_rows(complete, lambda v: fmt(v, 2), result)],
                      ignore_index=True)
     value = RANK_BY[rank_by][3]
+    # the tracked reports print "seed 003" / "seed 001" (below): leave them until those tables
+    # are re-recorded, then name the papers (Reitmaier et al. 2016, Constantinopoulos & Likas 2006)
     what = {"train_best": f"{value} at the iteration with the best training accuracy "
                           "(seed 003 RP)",
             "final": f"{value} at the last iteration"}[measure]
@@ -472,7 +476,8 @@ def _friedman_rows(c: stats.RankedComparison) -> tuple[list, list[str]]:
 
 
 def cost_table(cost: pd.DataFrame, notes: list[str] | None = None) -> Table:
-    """Timing and model size per dataset and method (serves seed 001 Table III).
+    """Timing and model size per dataset and method (serves Table III of
+    Constantinopoulos & Likas 2006).
 
     ``cost`` comes from :func:`alprbf.report.metrics.cost_summary`; the column ``size before
     split`` is shown only when some model records it.  ``notes`` are appended (e.g. which

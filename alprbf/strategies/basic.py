@@ -40,7 +40,9 @@ class UncertaintySampling(QueryStrategy):
 
 
 class PosteriorRatio(QueryStrategy):
-    """Smallest ratio of the two largest class posteriors (seed 000, eqs 38-39), in log space."""
+    """Smallest ratio of the two largest class posteriors (Constantinopoulos & Likas 2008).
+
+    Eqs 38-39, computed in log space."""
 
     def score(self, X, pool, model):
         return -scores.log_posterior_ratio(model.predict_log_proba_rows(X, pool))

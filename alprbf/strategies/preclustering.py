@@ -1,17 +1,18 @@
-"""Seed 004's query strategies: pre-clustering selection and the linear-SVM baselines.
+"""Nguyen & Smeulders 2004's query strategies: pre-clustering selection and the linear-SVM
+baselines.
 
 * ``preclustering`` (eq 30): the pool rows with the largest ``(1 - |f(x)|) p(x)``, from a
   learner with ``selection_scores(X, rows)`` (``preclustering``).
 * ``closest_boundary``: the pool rows with the smallest ``|f(x)|``, from a learner with
   ``margin(X)`` (``linear_svm``).
-* ``representative`` (Xu et al. 2003, as seed 004 §4 runs it): among the pool rows inside the
-  margin, ``|f(x)| <= 1``, the medoid: the row with the smallest sum of Euclidean distances to
-  the other rows inside the margin.  Xu et al. cluster the margin rows by k-means (cosine, text)
-  and label the rows nearest to the centres; seed 004 takes medoids and one query at a time,
-  where that reduces to the medoid of the whole margin set.  Choices where both are silent: a
-  batch of ``B > 1`` rows is the ``B`` medoids of PAM on the margin rows (in an order drawn
-  from ``rng``, so ties are broken at random); with fewer than ``B`` rows inside the margin
-  (none at all included), they are all taken and the rest are the closest to the boundary
+* ``representative`` (Xu et al. 2003, as Nguyen & Smeulders 2004, §4 runs it): among the pool rows
+  inside the margin, ``|f(x)| <= 1``, the medoid: the row with the smallest sum of Euclidean
+  distances to the other rows inside the margin.  Xu et al. cluster the margin rows by k-means
+  (cosine, text) and label the rows nearest to the centres; Nguyen & Smeulders 2004 takes medoids
+  and one query at a time, where that reduces to the medoid of the whole margin set.  Choices where
+  both are silent: a batch of ``B > 1`` rows is the ``B`` medoids of PAM on the margin rows (in an
+  order drawn from ``rng``, so ties are broken at random); with fewer than ``B`` rows inside the
+  margin (none at all included), they are all taken and the rest are the closest to the boundary
   outside it.
 """
 
@@ -27,7 +28,7 @@ CHUNK = 1024   # rows per distance block of medoid_scores (memory CHUNK x n)
 
 
 class PreclusteringSelection(QueryStrategy):
-    """Largest ``(1 - |f(x)|) p(x)`` over the pool (seed 004, eq 30)."""
+    """Largest ``(1 - |f(x)|) p(x)`` over the pool (Nguyen & Smeulders 2004, eq 30)."""
 
     required_model_methods = ("selection_scores",)
 

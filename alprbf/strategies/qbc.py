@@ -1,4 +1,4 @@
-"""Query by committee for PRBF learners (seed 000, §4.3).
+"""Query by committee for PRBF learners (Constantinopoulos & Likas 2008, §4.3).
 
 The committee is model-specific, so the strategy asks the learner for it through a small
 protocol: a learner usable with ``qbc_prbf`` has a method ::
@@ -40,8 +40,8 @@ class QBCPRBF(QueryStrategy):
     sample_class_priors : bool, default=False
         Also draw ``p(k)`` from a Dirichlet posterior (the paper keeps the current priors).
     reg_covar : float or None, default=None
-        Covariance floor of the members (None: the learner's ``reg_covar``; why the seed-000
-        configs use 1e-3: docs/history/notes.md, 'Covariance floor').
+        Covariance floor of the members (None: the learner's ``reg_covar``; why the
+        Constantinopoulos & Likas 2008 configs use 1e-3: docs/history/notes.md, 'Covariance floor').
     """
 
     params_from = CommitteeOptions

@@ -29,11 +29,13 @@ def entropy(proba: np.ndarray) -> np.ndarray:
 
 
 def log_posterior_ratio(log_proba: np.ndarray) -> np.ndarray:
-    """``log p(k1|x) - log p(k2|x)`` for the two most probable classes (seed 000, eqs 38-39).
+    """``log p(k1|x) - log p(k2|x)`` for the two most probable classes (Constantinopoulos & Likas
+    2008, eqs 38-39).
 
     Computed from log posteriors so that the ratio stays finite when both posteriors underflow.
-    Seed 000 queries the *smallest* ratio; :class:`PosteriorRatio` negates this value.  Rows
-    where both log posteriors are ``-inf`` give 0 (no preference between the classes).
+    Constantinopoulos & Likas 2008 queries the *smallest* ratio; :class:`PosteriorRatio` negates
+    this value.  Rows where both log posteriors are ``-inf`` give 0 (no preference between the
+    classes).
     """
     top2 = np.partition(log_proba, -2, axis=1)[:, -2:]
     with np.errstate(invalid="ignore"):

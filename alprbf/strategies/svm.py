@@ -1,4 +1,5 @@
-"""Query strategies that read an SVM's decision values: US for SVMs and 4DS (seed 003, §4.3.2).
+"""Query strategies that read an SVM's decision values: US for SVMs and 4DS (Reitmaier et al. 2016,
+§4.3.2).
 
 ``uncertainty_svm`` queries the pool rows closest to the decision boundary (smallest
 ``|f(x)|``, eq 17).  ``four_ds`` combines four criteria (eqs 17-20: distance to the boundary,

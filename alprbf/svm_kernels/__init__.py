@@ -1,4 +1,4 @@
-"""Structure-aware kernels and generative mixture classifiers (seed 003, §4.1-4.3.1).
+"""Structure-aware kernels and generative mixture classifiers (Reitmaier et al. 2016, §4.1-4.3.1).
 
 * :mod:`.density`: the variational mixture density of the pool (eqs 1-7), its
   responsibilities and Mahalanobis distances, representativity (§5.1.1);

@@ -49,7 +49,7 @@ def knn_laplacian(X: np.ndarray, n_neighbors: int = 7, weights: str = "binary",
         The pool (labeled and unlabeled rows).
     n_neighbors : int, default=7
         k, the number of Euclidean nearest neighbours of each row (the row itself excluded);
-        ``1 <= k <= N - 1``. Seed 003 fixes k = 7.
+        ``1 <= k <= N - 1``. Reitmaier et al. 2016 fixes k = 7.
     weights : {"binary", "heat"}, default="binary"
         "binary": every edge weighs 1. "heat": ``exp(-||x_i - x_j||^2 / (2 sigma^2))``.
     heat_sigma : float, optional
@@ -64,9 +64,10 @@ def knn_laplacian(X: np.ndarray, n_neighbors: int = 7, weights: str = "binary",
 
     Notes
     -----
-    The paper (seed 003, §5.1.1) fixes k = 7 and the degree p = 1 and leaves the weights and the
-    symmetrisation open; binary weights with the "or" rule are this module's default. Ties
-    among equidistant neighbours (duplicate rows) are broken by sklearn's neighbour search.
+    The paper (Reitmaier et al. 2016, §5.1.1) fixes k = 7 and the degree p = 1 and leaves the
+    weights and the symmetrisation open; binary weights with the "or" rule are this module's
+    default. Ties among equidistant neighbours (duplicate rows) are broken by sklearn's neighbour
+    search.
     """
     owner = "knn_laplacian"
     X = np.asarray(X, dtype=float)

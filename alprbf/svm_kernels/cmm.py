@@ -1,4 +1,5 @@
-"""CMM classifiers: generative classifiers on mixture density models (seed 003, §4.2, eqs 8-11).
+"""CMM classifiers: generative classifiers on mixture density models (Reitmaier et al. 2016, §4.2,
+eqs 8-11).
 
 This module owns the two classifiers and their sklearn estimators:
 

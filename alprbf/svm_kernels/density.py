@@ -1,4 +1,4 @@
-"""The density model of the pool (seed 003, eqs 1-7 and §5.1.1): a variational mixture.
+"""The density model of the pool (Reitmaier et al. 2016, eqs 1-7 and §5.1.1): a variational mixture.
 
 This module owns the unsupervised model ``M0`` that the CMM classifiers (:mod:`.cmm`), the
 transductive refinement (:mod:`.refinement`) and the structure-aware kernels build on: its fit,
@@ -66,11 +66,11 @@ Choices where the paper is silent (or points to other papers):
   over ``n_mc`` draws ``z_s`` from the mixture.  The estimates are noisy and may be slightly
   negative; the grid point with the smallest value wins (the first among ties).
 * **Held-out representativity** (``representativity="held_out"``, the reading of the
-  seed-003 issue's density part).  Judged on the rows it was fitted to, the mixture's fit
-  term rewards fragmentation (the in-sample estimate comes out negative and prefers the most
-  fragmented fit).  Here a random ``held_out_fraction`` of the rows is held out; every grid
-  point (concentration x covariance-prior scale x VI start ``initial_components``) is fitted
-  on the rest and compared with the Parzen estimate ``P`` of the held-out rows:
+  density part of issue 50, on Reitmaier et al. 2016).  Judged on the rows it was fitted to,
+  the mixture's fit term rewards fragmentation (the in-sample estimate comes out negative and
+  prefers the most fragmented fit).  Here a random ``held_out_fraction`` of the rows is held out;
+  every grid point (concentration x covariance-prior scale x VI start ``initial_components``) is
+  fitted on the rest and compared with the Parzen estimate ``P`` of the held-out rows:
   ``KL(P||M) ~ mean_s [log P(z_s) - log M(z_s)]`` over ``n_mc`` draws of ``P`` and
   ``KL(M||P)`` over ``n_mc`` draws of ``M`` (:func:`held_out_representativity`): a Monte
   Carlo estimate of the divergence between two fixed densities, unbiased and so
@@ -120,11 +120,11 @@ SEARCH_OPTIONS = ("initial_components", "representativity", "held_out_fraction",
 which keep the in-sample search)."""
 LOO_FACTORS = (0.25, 0.35, 0.5, 0.7, 1.0)
 """Multiples of Silverman's factor searched by :func:`loo_parzen`."""
-SEED003_M0 = {"initial_components": (1, 2, 3, 4, 6, 8, 12, 20), "representativity": "held_out",
-              "selection": "one_se", "prune_by": "data", "max_iter": 300, "tol": 1e-3,
-              "search_rows": 1000}
-"""Seed 003's density model M0 as issue 50 reads it (docs/decisions/0301): the options of the
-``density`` block of table 003's ``kernel_svm`` methods, and of Algorithm 2's M0
+REITMAIER2016_M0 = {"initial_components": (1, 2, 3, 4, 6, 8, 12, 20),
+                    "representativity": "held_out", "selection": "one_se", "prune_by": "data",
+                    "max_iter": 300, "tol": 1e-3, "search_rows": 1000}
+"""Reitmaier et al. 2016's density model M0 as issue 50 reads it (docs/decisions/0301): the options
+of the ``density`` block of table 003's ``kernel_svm`` methods, and of Algorithm 2's M0
 (:func:`alprbf.engine.initial.m0_initial`)."""
 SELECTIONS = ("min", "one_se")
 """How the grid's winner is chosen from the representativity (module docstring)."""

@@ -1,4 +1,5 @@
-"""Gram matrices of the structure-aware kernels of seed 003 (§4.3.1, §5.1.1) and the RBF baseline.
+"""Gram matrices of the structure-aware kernels of Reitmaier et al. 2016 (§4.3.1, §5.1.1) and the
+RBF baseline.
 
 This module owns the kernel *functions*: each returns the Gram matrix between two sets of rows,
 ready for ``sklearn.svm.SVC(kernel="precomputed")`` (fit on ``K(X_train, X_train)``, predict on
@@ -6,19 +7,19 @@ ready for ``sklearn.svm.SVC(kernel="precomputed")`` (fit on ``K(X_train, X_train
 matrices lives elsewhere; here they are plain arrays.
 
 * :func:`rbf_gram`: ``exp(-gamma ||x - z||^2)``, the baseline;
-* :func:`rwm_gram`: the responsibility weighted Mahalanobis kernel (seed 003, eqs 12-13, with
-  the Mahalanobis distance of eq 5) and its categorical extension (eqs 14-16);
-* :func:`gmm_gram`: a **project-defined** "GMM kernel" (seed 003 names one in its tables but no
-  source at hand defines it): the RWM kernel with hard (MAP) responsibilities;
+* :func:`rwm_gram`: the responsibility weighted Mahalanobis kernel (Reitmaier et al. 2016, eqs
+  12-13, with the Mahalanobis distance of eq 5) and its categorical extension (eqs 14-16);
+* :func:`gmm_gram`: a **project-defined** "GMM kernel" (Reitmaier et al. 2016 names one in its
+  tables but no source at hand defines it): the RWM kernel with hard (MAP) responsibilities;
 * :class:`LaplacianDeformation` and :func:`lap_gram`: the LAP kernel, i.e. LapSVM written as an
   SVM on a deformed kernel (Sindhwani, Niyogi & Belkin 2005), with one decomposition per base
   kernel serving every ``(gamma_I, gamma_A)`` of a grid;
 * :data:`KERNELS` and :func:`gram`: selection by name;
 * :func:`smallest_eigenvalue`, :func:`clip_spectrum`: the handling of indefinite Gram matrices.
 
-Every kernel takes the categorical extension of eqs 14-16 (seed 003 §5.1.1 extends all its
-kernels so): with a boolean mask of categorical (integer-coded) columns, the continuous part uses
-the other columns and the kernel is ``exp(-gamma (alpha Delta^2 + beta Delta_01^2))`` with
+Every kernel takes the categorical extension of eqs 14-16 (Reitmaier et al. 2016, §5.1.1 extends all
+its kernels so): with a boolean mask of categorical (integer-coded) columns, the continuous part
+uses the other columns and the kernel is ``exp(-gamma (alpha Delta^2 + beta Delta_01^2))`` with
 ``Delta_01`` the number of mismatching categorical attributes.
 """
 
@@ -106,7 +107,8 @@ def _check_weights(owner: str, alpha, beta) -> None:
 
 
 def mismatch_counts(X: np.ndarray, Z: np.ndarray, categorical) -> np.ndarray:
-    """Number of mismatching categorical attributes, ``Delta_01`` of seed 003 eqs 15-16.
+    """Number of mismatching categorical attributes, ``Delta_01`` of Reitmaier et al. 2016, eqs
+    15-16.
 
     Parameters
     ----------
@@ -209,8 +211,8 @@ def rbf_gram(X: np.ndarray, Z: np.ndarray | None = None, *, gamma: float,
     categorical : array-like of bool, shape (d,), optional
         Categorical columns; with them the kernel is
         ``exp(-gamma (alpha ||x' - z'||^2 + beta Delta_01(x'', z'')^2))`` over the continuous
-        part ``x'`` and the categorical part ``x''`` (seed 003 eq 14 with the Euclidean distance,
-        as §5.1.1 extends every kernel).
+        part ``x'`` and the categorical part ``x''`` (Reitmaier et al. 2016, eq 14 with the
+        Euclidean distance, as §5.1.1 extends every kernel).
     alpha, beta : float, default=1
         Weights of the continuous and categorical parts, ``>= 0`` with ``alpha + beta > 0``.
 
@@ -257,7 +259,8 @@ def _whiten(Xc: np.ndarray, P: np.ndarray, j: int) -> np.ndarray:
 
 def rwm_sq_distances(X: np.ndarray, Z: np.ndarray, resp_X: np.ndarray, resp_Z: np.ndarray,
                      precisions_cholesky: np.ndarray, *, combine: str = "distance") -> np.ndarray:
-    """Squared RWM distance ``Delta_RWM(x, z)^2`` (seed 003 eqs 5 and 13) for all row pairs.
+    """Squared RWM distance ``Delta_RWM(x, z)^2`` (Reitmaier et al. 2016, eqs 5 and 13) for all row
+    pairs.
 
     Parameters
     ----------
@@ -322,7 +325,7 @@ def rwm_gram(X: np.ndarray, Z: np.ndarray | None = None, *, resp_X: np.ndarray,
              resp_Z: np.ndarray | None = None, precisions_cholesky: np.ndarray, gamma: float,
              categorical=None, alpha: float = 1.0, beta: float = 1.0,
              combine: str = "distance", psd: str = "none") -> np.ndarray:
-    """Responsibility weighted Mahalanobis (RWM) Gram matrix, seed 003 eqs 12-16.
+    """Responsibility weighted Mahalanobis (RWM) Gram matrix, Reitmaier et al. 2016, eqs 12-16.
 
     ``k(x, z) = exp(-gamma (alpha Delta_RWM(x', z')^2 + beta Delta_01(x'', z'')^2))`` with the
     continuous part ``x'`` and the categorical part ``x''``; without categorical columns this is
@@ -405,7 +408,7 @@ def gmm_gram(X: np.ndarray, Z: np.ndarray | None = None, *, resp_X: np.ndarray,
              combine: str = "distance", psd: str = "none") -> np.ndarray:
     """"GMM kernel" Gram matrix: **project-defined**, not the paper's.
 
-    Seed 003 reports a "GMM kernel" in Tables 2-4 but neither it nor any source at hand
+    Reitmaier et al. 2016 reports a "GMM kernel" in Tables 2-4 but neither it nor any source at hand
     defines it. This project defines it as the RWM kernel with *hard* responsibilities: each
     row gives its whole weight to its most responsible component (MAP assignment, the first on
     ties). Two rows of the same component are compared by that component's Mahalanobis
@@ -484,7 +487,7 @@ class LaplacianDeformation:
     (:func:`knn_laplacian`). An SVC on ``k~`` with ``C = 1 / (2 gamma_A l)``
     (:func:`lapsvm_C`) is the LapSVM of Belkin, Niyogi & Sindhwani (2006) with the intrinsic
     term ``gamma_I / N^2 f^T L^p f`` (their 1/(u+l)^2 scaling, N = u + l the whole pool, labeled
-    rows included, as seed 003 §5.1.1 builds the graph on the whole training set).
+    rows included, as Reitmaier et al. 2016, §5.1.1 builds the graph on the whole training set).
 
     Parameters
     ----------
@@ -492,17 +495,18 @@ class LaplacianDeformation:
         The pool (labeled and unlabeled rows).
     base_kernel : callable
         ``base_kernel(X, Z) -> (n, m)`` Gram matrix, symmetric on the pool, e.g.
-        ``functools.partial(rbf_gram, gamma=0.1)`` (LapSVM's usual base; seed 003 searches its
-        gamma over ``10^{-3..2}``: build one deformation per gamma, sharing ``laplacian``).
+        ``functools.partial(rbf_gram, gamma=0.1)`` (LapSVM's usual base; Reitmaier et al. 2016
+        searches its gamma over ``10^{-3..2}``: build one deformation per gamma, sharing
+        ``laplacian``).
     laplacian : sparse array of shape (N, N), optional
         A precomputed graph Laplacian (share it across base kernels); default
         ``knn_laplacian(X_pool, n_neighbors, weights, heat_sigma)``.
     n_neighbors : int, default=7
     weights : {"binary", "heat"}, default="binary"
     heat_sigma : float, optional
-        Graph parameters, see :func:`knn_laplacian` (seed 003: k = 7).
+        Graph parameters, see :func:`knn_laplacian` (Reitmaier et al. 2016: k = 7).
     degree : int, default=1
-        p, the power of the Laplacian (seed 003: p = 1).
+        p, the power of the Laplacian (Reitmaier et al. 2016: p = 1).
     bandwidth : int, default=64
         Band width of the reduction (a speed setting; results do not depend on it).
 

@@ -1,4 +1,5 @@
-"""Transductive refinement of the density model with the labels known so far (seed 003, §4.2).
+"""Transductive refinement of the density model with the labels known so far (Reitmaier et al. 2016,
+§4.2).
 
 This module owns the revision ``M_i = refine(M, L_i)`` of Algorithm 1, line 14.  The paper
 describes the transductive learner in words only (its formulas are in the paper's ref. [49],

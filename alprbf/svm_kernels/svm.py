@@ -1,16 +1,16 @@
 """An SVM on any kernel of :mod:`.gram`, with the density model of the pool behind it.
 
-:class:`KernelSVC` is the classifier of seed 003's paradigms (RWM, GMM, LAP and RBF kernels,
-§4.3.1 and §5.1.2): ``fit(X, y)`` takes the whole training part (pool rows with ``y = nan``);
-the structure the kernel needs comes from all rows (the variational density model for RWM and
-GMM, the kNN graph of the pool for LAP), the SVM from the labeled rows.
+:class:`KernelSVC` is the classifier of Reitmaier et al. 2016's paradigms (RWM, GMM, LAP and RBF
+kernels, §4.3.1 and §5.1.2): ``fit(X, y)`` takes the whole training part (pool rows with ``y =
+nan``); the structure the kernel needs comes from all rows (the variational density model for RWM
+and GMM, the kNN graph of the pool for LAP), the SVM from the labeled rows.
 
 Choices where the paper is silent (parameters where they matter):
 
 * Tuning: ``C`` and ``gamma`` (and ``gamma_I``, ``gamma_A`` for LAP) by stratified inner
-  ``inner_folds``-fold CV (seed 003: 4) on the labeled rows, over ``10^{-3..2}`` by default,
-  once per task on the first labeled set (the paper's initial set) and kept by later fits of
-  the same task (``retune=True`` tunes at every fit).  Ties in the mean validation error go to
+  ``inner_folds``-fold CV (Reitmaier et al. 2016: 4) on the labeled rows, over ``10^{-3..2}`` by
+  default, once per task on the first labeled set (the paper's initial set) and kept by later fits
+  of the same task (``retune=True`` tunes at every fit).  Ties in the mean validation error go to
   the first grid point in the order gamma, then C (both ascending: the smoother, more
   regularised model); ``tie_rule`` and ``tie_tolerance`` declare other rules.  With fewer
   than two rows in the smallest class the search is skipped: ``C = 1`` and ``gamma = 1 /
@@ -19,8 +19,8 @@ Choices where the paper is silent (parameters where they matter):
   so the values are tuned on the first labeled set that holds two rows of every labeled class
   (a density-based initial set may not).
 * Categorical weights (eqs 14-16): ``alpha`` / ``beta`` given as None are searched with the
-  other values over ``weight_grid`` (seed 003 §5.1.2: ``{0, 0.1, ..., 1}`` each, the pair
-  ``alpha = beta = 0`` left out), only when the rows have categorical columns; without any
+  other values over ``weight_grid`` (Reitmaier et al. 2016, §5.1.2: ``{0, 0.1, ..., 1}`` each, the
+  pair ``alpha = beta = 0`` left out), only when the rows have categorical columns; without any
   (or with the search skipped) a None weight is 1.  The weights are the outermost loop of the
   search, in descending order, so ties go to the largest ``alpha``, then the largest ``beta``
   (the unweighted kernel ``alpha = beta = 1`` first), then to gamma and C as above.  The
@@ -41,7 +41,7 @@ Choices where the paper is silent (parameters where they matter):
   get 0.  Not calibrated; it exists so that every strategy can use the SVM.
 * The density model is fitted once per ``X`` (it depends on the rows, not on the labels) and
   reused by later fits of the same rows (``previous``).  With ``refine=True`` every fit
-  revises it with the labels known then (seed 003 Alg. 1 line 14, the transductive
+  revises it with the labels known then (Reitmaier et al. 2016, Alg. 1 line 14, the transductive
   refinement of :mod:`.refinement`, always from the pool's model and the whole labeled set);
   RWM and GMM kernels follow the revised model (line 15), and the strategies select with it
   (:meth:`KernelSVC.density_model`, line 8 with ``M_i``) whatever the kernel; the values
@@ -99,11 +99,11 @@ SVM_KERNELS = ("rbf", "rwm", "gmm", "lap")
 TIE_RULES = ("first", "default_closest", "grid_centre", "largest")
 DEFAULT_GRID = (1e-3, 1e-2, 1e-1, 1.0, 1e1, 1e2)
 LAP_GRID = tuple(10.0 ** j for j in range(-6, 3))
-"""``gamma_I`` and ``gamma_A`` searched for LAP: seed 003 §5.1.2 prints ``10^j`` for
+"""``gamma_I`` and ``gamma_A`` searched for LAP: Reitmaier et al. 2016, §5.1.2 prints ``10^j`` for
 ``j in {-5, -6, ..., 2}``; read as ``j = -6 .. 2``, the smallest range that holds both the
 printed -6 and ``-5 .. 2``."""
 WEIGHT_GRID = tuple(round(0.1 * i, 1) for i in range(11))
-"""Values of ``alpha`` and ``beta`` searched when they are None (seed 003 §5.1.2)."""
+"""Values of ``alpha`` and ``beta`` searched when they are None (Reitmaier et al. 2016, §5.1.2)."""
 
 
 class KernelSVC(ClassifierMixin, BaseEstimator):
@@ -135,8 +135,8 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         kNN graph of the LAP kernel.
     refine : bool, default=False
         The density model is revised with the labels of every fit by the transductive
-        refinement (:func:`.refinement.refine_density`; seed 003 Alg. 1 lines 14-15): RWM and
-        GMM kernels use the revision instead of the pool's model ``density_`` itself, and
+        refinement (:func:`.refinement.refine_density`; Reitmaier et al. 2016, Alg. 1 lines 14-15):
+        RWM and GMM kernels use the revision instead of the pool's model ``density_`` itself, and
         :meth:`density_model` (what 4DS selects with) returns it for every kernel.
     refine_neighbors : int, default=5
         Labeled neighbours of the refinement's transductive labels.
@@ -149,8 +149,8 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         ``initial_components``, ``representativity``); None: the defaults.
     tuning_score : {"validation", "validation_expected"}, default="validation"
         What a grid point is rated by: the mean inner-CV error on ``L_val`` alone, or (the
-        reading of seed 003 §5.1.1, docs/decisions/0303) that plus the expected error on the
-        unlabeled pool ``U_1``: the total-variation distance between the class shares of
+        reading of Reitmaier et al. 2016, §5.1.1, docs/decisions/0303) that plus the expected error
+        on the unlabeled pool ``U_1``: the total-variation distance between the class shares of
         ``L_1`` and those the inner folds' SVMs predict on ``U_1`` (:func:`_expected_errors`).
     tie_rule : {"first", "default_closest", "grid_centre", "largest"}, default="first"
         Among tied grid points (``tie_tolerance``): the first in search order (module
@@ -418,7 +418,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         return self._pool_density(X) if self.kernel in ("rwm", "gmm") else None
 
     def _refined(self, X, codes):
-        """The pool's model revised with the labels ``codes`` (seed 003 §4.2)."""
+        """The pool's model revised with the labels ``codes`` (Reitmaier et al. 2016, §4.2)."""
         mask = None if self.categorical is None else np.asarray(self.categorical, bool)
         cont = X if mask is None else X[:, ~mask]
         options = self._density_options(X.shape[0])
@@ -777,7 +777,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
 
     def density_model(self) -> MixtureDensity:
         """The density model of the training rows (eqs 1-7) that the strategies use: ``M_i``
-        of seed 003 Alg. 1, the model the next query is selected with.
+        of Reitmaier et al. 2016, Alg. 1, the model the next query is selected with.
 
         The pool's model ``density_``; with ``refine=True`` its revision with this fit's labels
         (Alg. 1 line 14), for every kernel: for RWM and GMM the kernel's own
