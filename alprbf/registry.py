@@ -6,7 +6,7 @@ Config names resolve through these dicts only (never through import paths).
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Generic, TypeVar
 
 from .errors import UserError, did_you_mean, unknown_name
@@ -88,7 +88,13 @@ def parameters_of(factory: Callable[..., Any], skip: tuple[str, ...] = ()) -> di
 def check_params(kind: str, name: str, factory: Callable[..., Any], params: Mapping[str, Any],
                  skip: tuple[str, ...] = ()) -> None:
     """Raise a one-line :class:`UserError` for parameters the factory does not accept."""
-    valid = parameters_of(factory, skip)
+    check_param_names(kind, name, parameters_of(factory, skip), params)
+
+
+def check_param_names(kind: str, name: str, valid: Iterable[str], params: Iterable[str]) -> None:
+    """:func:`check_params` given the ``valid`` parameter names (e.g. from the catalogue of
+    :mod:`alprbf.cli.catalogue`, without importing the factory)."""
+    valid = list(valid)
     for key in params:
         if key not in valid:
             raise UserError(

@@ -37,6 +37,21 @@ def _check_reference(cfg, full=None) -> None:
                         [d.label for d in full.datasets] + list(DATASETS))
 
 
+def _check_names(config: Path) -> None:
+    """Refuse a misspelt data set, model, strategy or parameter name from the catalogue, in a
+    fraction of a second, before the config parser imports every registry (seconds); the
+    parser checks it all again (YAML it cannot read is left to it as well)."""
+    import yaml
+
+    from . import catalogue
+
+    try:
+        data = yaml.safe_load(config.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return
+    catalogue.check_names(data)
+
+
 def _check_scale(full, scale: str, results: Path | None) -> None:
     """Name the scale when ``results`` holds a run of this config at another scale than
     ``scale`` (the usual reason for a digest mismatch)."""
@@ -447,6 +462,7 @@ def validate(
     scale: Annotated[str, typer.Option(help="smoke or full.")] = "full",
 ) -> None:
     """Check a config (names, parameters, data, budgets) without running it."""
+    _check_names(config)
     from ..engine.config import load_config
     from ..engine.runner import load_datasets, plan
     from ..engine.runner import validate as check
