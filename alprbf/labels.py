@@ -1,14 +1,15 @@
 """Class labels of a pool-based task: ``y`` with ``nan`` (or ``None``) on unlabeled rows.
 
 Shared by every estimator family (the lowest layer, like :mod:`alprbf.validation`): which rows
-are labeled, and the integer codes of the labels over all classes of the task.
+are labeled, the integer codes of the labels over all classes of the task, and the checks at the
+start of every pool estimator's ``fit``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import column_or_1d
+from sklearn.utils.validation import column_or_1d, validate_data
 
 
 def labeled_rows(y: np.ndarray) -> np.ndarray:
@@ -72,3 +73,32 @@ def encode_labels(y, n_rows: int, classes=None) -> tuple[np.ndarray, np.ndarray]
     codes = np.full(n_rows, -1, dtype=np.int64)
     codes[labeled] = codes_l
     return classes, codes
+
+
+def check_fit_input(estimator, X, y) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The checks at the start of ``fit`` of an estimator that takes unlabeled rows.
+
+    Calls ``estimator.validate_params()``, validates ``X`` as float64 (setting
+    ``n_features_in_``), encodes ``y`` over ``estimator.classes`` (:func:`encode_labels`) and
+    requires at least one labeled row.
+
+    Parameters
+    ----------
+    estimator : scikit-learn estimator with ``validate_params()`` and a ``classes`` parameter
+    X : array-like of shape (n, d)
+    y : array-like of shape (n,)
+        Labels; ``nan`` (or ``None``) marks an unlabeled row.
+
+    Returns
+    -------
+    X : ndarray of float64, shape (n, d)
+    classes : ndarray of shape (K,)
+    codes : ndarray of int64, shape (n,)
+        ``-1`` on unlabeled rows.
+    """
+    estimator.validate_params()
+    X = validate_data(estimator, X, dtype=np.float64)
+    classes, codes = encode_labels(y, X.shape[0], estimator.classes)
+    if not np.any(codes >= 0):
+        raise ValueError(f"{type(estimator).__name__} needs at least one labeled row (y not nan)")
+    return X, classes, codes

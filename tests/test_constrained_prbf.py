@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 from scipy.stats import multivariate_normal
 from sklearn.datasets import load_iris, load_wine
-from sklearn.preprocessing import StandardScaler
 
 from alprbf.prbf._data import prepare_data
 from alprbf.prbf._em import initialize_params
@@ -16,16 +15,12 @@ from alprbf.prbf.constrained import (
     update_sharing,
 )
 from alprbf.prbf.estimators import PRBF
-
-
-def _data(loader=load_iris):
-    X, y = loader(return_X_y=True)
-    return StandardScaler().fit_transform(X), y
+from tests.prbf_data import standardized
 
 
 @pytest.mark.parametrize("ct", ["full", "diag", "spherical"])
 def test_fixed_uniform_sharing_is_plain_prbf(ct):
-    X, y = _data()
+    X, y = standardized()
     c = ConstrainedPRBF(4, covariance_type=ct, update_r=False, random_state=3, n_init=2).fit(X, y)
     p = PRBF(4, covariance_type=ct, random_state=3, n_init=2).fit(X, y)
     assert np.allclose(c.params_.means, p.params_.means)
@@ -42,7 +37,7 @@ def test_fixed_uniform_sharing_is_plain_prbf(ct):
 @pytest.mark.parametrize("loader,ct", [(load_iris, "full"), (load_wine, "diag"),
                                        (load_wine, "spherical")])
 def test_objective_is_non_decreasing(loader, ct):
-    X, y = _data(loader)
+    X, y = standardized(loader)
     c = ConstrainedPRBF(6, covariance_type=ct, random_state=0, tol=0.0, max_iter=60).fit(X, y)
     h = c.objective_history_
     assert len(h) > 5
@@ -52,7 +47,7 @@ def test_objective_is_non_decreasing(loader, ct):
 
 
 def test_one_em_step_matches_naive_equations():
-    X, y = _data()
+    X, y = standardized()
     X = X[:, :2]
     data = prepare_data(X, y, 3, "full")
     p0 = initialize_params(data, 3, random_state=1)
@@ -83,7 +78,7 @@ def test_one_em_step_matches_naive_equations():
 
 
 def test_prediction_uses_unconstrained_densities_eq_1():
-    X, y = _data(load_wine)
+    X, y = standardized(load_wine)
     c = ConstrainedPRBF(5, covariance_type="diag", random_state=0).fit(X, y)
     assert np.allclose(c.predict_log_proba(X), predict_log_proba(X, c.params_))
     assert np.allclose(c.params_.class_priors, np.bincount(y) / len(y))

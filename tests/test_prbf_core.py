@@ -36,6 +36,7 @@ from alprbf.prbf import (
 )
 from alprbf.prbf._gaussian import gaussian_parameters_and_precisions, weighted_moments
 
+from .prbf_data import random_params
 from .test_prbf_core_oracles import (
     brute_e_step,
     brute_m_step,
@@ -55,27 +56,13 @@ def _blobs(seed, n=120, d=3, K=2, shift=2.5):
     return X, y
 
 
-def _random_params(rng, M, d, K, ct, X):
-    means = X[rng.choice(len(X), M, replace=False)] + rng.normal(scale=0.1, size=(M, d))
-    if ct == "full":
-        B = rng.normal(size=(M, d, d)) * 0.3
-        covs = B @ np.swapaxes(B, 1, 2) + np.eye(d)
-    elif ct == "diag":
-        covs = rng.uniform(0.5, 2.0, size=(M, d))
-    else:
-        covs = rng.uniform(0.5, 2.0, size=M)
-    w = rng.dirichlet(np.ones(M), size=K).T
-    priors = rng.dirichlet(np.ones(K))
-    return PRBFParams(means, covs, compute_precision_cholesky(covs, ct), w, priors, ct)
-
-
 # ---------------------------------------------------------------- Gaussian building blocks
 
 @pytest.mark.parametrize("ct", CTS)
 def test_log_gaussian_prob_matches_scipy(ct):
     rng = np.random.default_rng(1)
     X, _ = _blobs(1, n=50)
-    p = _random_params(rng, 4, 3, 2, ct, X)
+    p = random_params(rng, 4, 3, 2, ct, X, jitter=0.1)
     got = estimate_log_gaussian_prob(X, p.means, p.precisions_cholesky, ct)
     want = log_gauss(X, p.means, full_cov(p.covariances, ct, 3))
     np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)
@@ -84,7 +71,7 @@ def test_log_gaussian_prob_matches_scipy(ct):
 def test_full_features_blockwise_equals_cached():
     X, _ = _blobs(2, n=70)
     rng = np.random.default_rng(2)
-    p = _random_params(rng, 3, 3, 2, "full", X)
+    p = random_params(rng, 3, 3, 2, "full", X, jitter=0.1)
     cached = GaussianFeatures(X, "full")
     blocked = GaussianFeatures(X, "full", max_bytes=0)
     blocked.block_rows = 16                      # force several blocks
@@ -135,7 +122,7 @@ def test_e_step_reusing_a_spent_e_step_equals_a_fresh_one(ct):
     y[::3] = np.nan                                  # labeled and unlabeled rows
     data = prepare_data(X, y, 2, ct)
     rng = np.random.default_rng(8)
-    p1, p2 = (_random_params(rng, 4, 3, 2, ct, X) for _ in range(2))
+    p1, p2 = (random_params(rng, 4, 3, 2, ct, X, jitter=0.1) for _ in range(2))
     spent = e_step(data, p1)
     fresh = e_step(data, p2)
     reused = e_step(data, p2, reuse=spent)
@@ -164,7 +151,7 @@ def test_e_step_offsets_are_exact_for_any_share_of_labeled_rows(labeled):
     y = y.astype(float)
     y[np.random.default_rng(9).random(len(y)) >= labeled] = np.nan
     data = prepare_data(X, y, 2, "diag")
-    p = _random_params(np.random.default_rng(9), 5, 3, 2, "diag", X)
+    p = random_params(np.random.default_rng(9), 5, 3, 2, "diag", X, jitter=0.1)
     w = p.weights @ p.class_priors
     with np.errstate(divide="ignore"):
         offset = np.where(np.isnan(y)[:, None], np.log(w)[None],
@@ -239,7 +226,7 @@ def test_single_class_steps_equal_sklearn_gaussian_mixture(ct):
 def test_supervised_steps_equal_brute_force(ct):
     X, y = _blobs(4, n=60, K=3)
     rng = np.random.default_rng(4)
-    p = _random_params(rng, 4, 3, 3, ct, X)
+    p = random_params(rng, 4, 3, 3, ct, X, jitter=0.1)
     p.class_priors = np.bincount(y, minlength=3) / len(y)
     data = prepare_data(X, y, 3, ct)
     est = e_step(data, p)
@@ -264,7 +251,7 @@ def test_zero_weight_and_dead_component_give_no_nan():
     X, y = _blobs(5, n=40)
     ct = "full"
     rng = np.random.default_rng(5)
-    p = _random_params(rng, 3, 3, 2, ct, X)
+    p = random_params(rng, 3, 3, 2, ct, X, jitter=0.1)
     p.means[2] = 1e3                                   # far from every row: no responsibility
     p.weights[:, 1] = [0.0, 1.0, 0.0]                  # class 1 uses component 1 only
     p.weights[:, 0] = [0.5, 0.25, 0.25]
@@ -316,7 +303,7 @@ def test_log_class_conditional_equals_brute_force_logsumexp(sparse, seed):
 @pytest.mark.parametrize("ct", CTS)
 def test_predict_log_proba_matches_brute_force(ct):
     X, y = _blobs(6, n=50, K=3)
-    p = _random_params(np.random.default_rng(6), 5, 3, 3, ct, X)
+    p = random_params(np.random.default_rng(6), 5, 3, 3, ct, X, jitter=0.1)
     got = predict_log_proba(X, p)
     lg = log_gauss(X, p.means, full_cov(p.covariances, ct, 3))
     joint = np.array([[np.log(p.class_priors[k]) + np.log(np.sum(p.weights[:, k] * np.exp(lg[i])))

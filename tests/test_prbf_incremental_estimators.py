@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_iris, load_wine
 from sklearn.discriminant_analysis import QuadraticDiscriminantAnalysis
-from sklearn.preprocessing import StandardScaler
 
 from alprbf.prbf._data import prepare_data
 from alprbf.prbf._estep import e_step
@@ -17,19 +16,14 @@ from alprbf.prbf.incremental import (
     SelectedPRBFSplit,
     incremental_path,
 )
-from tests.prbf_data import overlap_blobs
-
-
-def _data(loader=load_iris):
-    X, y = loader(return_X_y=True)
-    return StandardScaler().fit_transform(X), y
+from tests.prbf_data import overlap_blobs, standardized
 
 
 @pytest.mark.parametrize("loader,ct", [(overlap_blobs, "full"), (overlap_blobs, "diag"),
                                        (overlap_blobs, "spherical"), (load_iris, "full"),
                                        (load_wine, "full")])
 def test_likelihood_never_drops_after_addition_and_em(loader, ct):
-    X, y = overlap_blobs() if loader is overlap_blobs else _data(loader)
+    X, y = overlap_blobs() if loader is overlap_blobs else standardized(loader)
     path = incremental_path(X, y, 3, max_components=8, covariance_type=ct)
     ll = np.array(path.logliks)
     assert path.n_models >= (3 if loader is overlap_blobs else 2)
@@ -45,7 +39,7 @@ def test_likelihood_never_drops_after_addition_and_em(loader, ct):
 
 
 def test_first_model_is_one_component_and_stop_reasons():
-    X, y = _data()
+    X, y = standardized()
     path = incremental_path(X, y, 3, max_components=1)
     assert path.n_models == 1 and path.stopped == "max_components"
     assert np.allclose(path.networks[0].means[0], X.mean(0))
@@ -72,7 +66,7 @@ def test_predict_with_any_intermediate_m():
 
 
 def test_selected_incremental_matches_manual_inner_cv():
-    X, y = _data()
+    X, y = standardized()
     sel = SelectedIncrementalPRBFSplit(max_components=4, covariance_types=("spherical", "diag"),
                                        inner_folds=3, cv_seed=1).fit(X, y)
     for ct in ("spherical", "diag"):
@@ -91,7 +85,7 @@ def test_selected_incremental_matches_manual_inner_cv():
 
 
 def test_selected_prbf_split_matches_manual_inner_cv():
-    X, y = _data()
+    X, y = standardized()
     sel = SelectedPRBFSplit(max_components=3, m_grid=[1, 3], covariance_types=("diag",),
                             inner_folds=3, n_init=2, random_state=0).fit(X, y)
     errs = np.full(3, np.inf)
@@ -111,7 +105,7 @@ def test_selected_prbf_split_matches_manual_inner_cv():
 
 @pytest.mark.parametrize("init", ["kmeans", "random_from_data"])
 def test_selected_prbf_split_passes_its_initialisation_to_every_fit(init):
-    X, y = _data()
+    X, y = standardized()
     sel = SelectedPRBFSplit(max_components=2, covariance_types=("diag",), inner_folds=3,
                             n_init=2, init_params=init, random_state=0).fit(X, y)
     ref = PRBFSplit(n_components=sel.selected_m_, covariance_type="diag", n_init=2,
@@ -120,7 +114,7 @@ def test_selected_prbf_split_passes_its_initialisation_to_every_fit(init):
 
 
 def test_bad_parameters_are_value_errors():
-    X, y = _data()
+    X, y = standardized()
     with pytest.raises(ValueError, match="covariance_type"):
         IncrementalPRBFSplit(covariance_type="ful").fit(X, y)
     with pytest.raises(ValueError, match="covariance_types"):

@@ -26,6 +26,7 @@ from alprbf.prbf import (
     split_params,
 )
 
+from .prbf_data import random_params
 from .test_prbf_core_oracles import brute_e_step, brute_m_step, full_cov
 
 CTS = ("full", "diag", "spherical")
@@ -39,24 +40,10 @@ def _data(seed, n=60, d=2, K=3, frac_unlabeled=0.5):
     return X, y, codes
 
 
-def _params(seed, M, d, K, ct, X):
-    rng = np.random.default_rng(seed)
-    means = X[rng.choice(len(X), M, replace=False)]
-    if ct == "full":
-        B = rng.normal(size=(M, d, d)) * 0.3
-        covs = B @ np.swapaxes(B, 1, 2) + np.eye(d)
-    elif ct == "diag":
-        covs = rng.uniform(0.5, 2.0, size=(M, d))
-    else:
-        covs = rng.uniform(0.5, 2.0, size=M)
-    return PRBFParams(means, covs, compute_precision_cholesky(covs, ct),
-                      rng.dirichlet(np.ones(M), size=K).T, rng.dirichlet(np.ones(K)), ct)
-
-
 @pytest.mark.parametrize("ct", CTS)
 def test_ssl_e_and_m_steps_equal_brute_force(ct):
     X, _, codes = _data(1)
-    p = _params(1, 4, 2, 3, ct, X)
+    p = random_params(np.random.default_rng(1), 4, 2, 3, ct, X)
     data = prepare_data(X, codes.astype(float) * np.where(codes < 0, np.nan, 1.0), 3, ct)
     assert data.n_unlabeled > 0 and data.n_labeled > 0
     est = e_step(data, p)

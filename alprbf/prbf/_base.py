@@ -12,7 +12,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..labels import encode_labels
+from ..labels import check_fit_input
 from ._estep import safe_log
 from ._predict import predict_log_joint, predict_log_proba
 
@@ -65,11 +65,7 @@ class PRBFClassifierBase(ClassifierMixin, BaseEstimator):
         -------
         self
         """
-        self._validate()
-        X = validate_data(self, X, dtype=np.float64)
-        classes, codes = encode_labels(y, X.shape[0], self.classes)
-        if not np.any(codes >= 0):
-            raise ValueError(f"{type(self).__name__} needs at least one labeled row (y not nan)")
+        X, classes, codes = check_fit_input(self, X, y)
         if not self.semi_supervised:
             keep = codes >= 0
             X, codes = X[keep], codes[keep]

@@ -39,12 +39,12 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from ..validation import check_params
 from ._base import PRBFClassifierBase
 from ._data import PRBFData, prepare_data
-from ._em import INIT_METHODS, has_converged, initialize_params, m_step, with_params
+from ._em import has_converged, initialize_params, m_step, with_params
 from ._estep import e_step
-from ._params import COVARIANCE_TYPES, PRBFParams
+from ._params import PRBFParams
+from .estimators import check_em_params
 
 R_INITS = ("uniform", "proportional")
 
@@ -218,11 +218,7 @@ class ConstrainedPRBF(PRBFClassifierBase):
         self.random_state = random_state
 
     def _validate(self) -> None:
-        check_params(type(self).__name__, self.get_params(),
-                     choices={"covariance_type": COVARIANCE_TYPES, "init_params": INIT_METHODS,
-                              "r_init": R_INITS},
-                     ints={"n_components": 1, "max_iter": 0, "n_init": 1},
-                     reals={"tol": 0.0, "reg_covar": 0.0})
+        check_em_params(self, r_init=R_INITS)
 
     def _fit_codes(self, X, codes, n_classes):
         """Fit on integer codes ``0..n_classes-1`` (all rows labeled); ``M`` is capped at the

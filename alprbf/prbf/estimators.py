@@ -18,16 +18,25 @@ from ._params import COVARIANCE_TYPES
 from ._split import split_params
 
 
+def check_em_params(estimator: PRBFClassifierBase, **choices: tuple) -> None:
+    """Raise ``ValueError`` naming the first invalid parameter of an EM-trained PRBF with a
+    fixed number of components (``n_components``, ``covariance_type``, ``tol``,
+    ``reg_covar``, ``max_iter``, ``n_init``, ``init_params``); ``choices`` adds the estimator's
+    own choice parameters (name -> valid values)."""
+    check_params(type(estimator).__name__, estimator.get_params(),
+                 choices={"covariance_type": COVARIANCE_TYPES, "init_params": INIT_METHODS,
+                          **choices},
+                 ints={"n_components": 1, "max_iter": 0, "n_init": 1},
+                 reals={"tol": 0.0, "reg_covar": 0.0})
+
+
 class _EMClassifier(PRBFClassifierBase):
     """EM-trained PRBF with a fixed number of components, optionally split afterwards."""
 
     _split: bool = False
 
     def _validate(self) -> None:
-        check_params(type(self).__name__, self.get_params(),
-                     choices={"covariance_type": COVARIANCE_TYPES, "init_params": INIT_METHODS},
-                     ints={"n_components": 1, "max_iter": 0, "n_init": 1},
-                     reals={"tol": 0.0, "reg_covar": 0.0})
+        check_em_params(self)
 
     def _fit_codes(self, X, codes, n_classes):
         """Fit on integer codes (``-1`` = unlabeled) for ``n_classes`` classes.

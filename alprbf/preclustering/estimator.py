@@ -45,7 +45,7 @@ from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..labels import encode_labels
+from ..labels import check_fit_input
 from ..validation import check_params, check_positive
 from .clustering import (
     Mixture,
@@ -221,11 +221,7 @@ class PreclusteringClassifier(ClassifierMixin, BaseEstimator):
         -------
         self
         """
-        self.validate_params()
-        X = validate_data(self, X, dtype=np.float64)
-        self.classes_, codes = encode_labels(y, X.shape[0], self.classes)
-        if not np.any(codes >= 0):
-            raise ValueError("PreclusteringClassifier needs at least one labeled row (y not nan)")
+        X, self.classes_, codes = check_fit_input(self, X, y)
         self.X_fit_ = X
         self.timings_ = {"clustering": 0.0, "newton": 0.0, "selection": 0.0}
         tic = time.perf_counter()

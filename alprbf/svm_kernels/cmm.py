@@ -51,7 +51,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..labels import encode_labels
+from ..labels import check_fit_input
 from ..validation import check_choice, check_int, check_real
 from .density import (
     SEARCH_OPTIONS,
@@ -161,11 +161,7 @@ class _CMMBase(ClassifierMixin, BaseEstimator):
         -------
         self
         """
-        self.validate_params()
-        X = validate_data(self, X, dtype=np.float64)
-        classes, codes = encode_labels(y, X.shape[0], self.classes)
-        if not np.any(codes >= 0):
-            raise ValueError(f"{type(self).__name__} needs at least one labeled row (y not nan)")
+        X, classes, codes = check_fit_input(self, X, y)
         mask = categorical_mask(self.categorical, X.shape[1])
         split_columns(X, mask)   # checks the categorical codes
         self._fit_codes(X, codes, len(classes), mask, self._density_options(),

@@ -67,7 +67,7 @@ from sklearn.model_selection import StratifiedKFold
 from sklearn.svm import SVC
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..labels import encode_labels
+from ..labels import check_fit_input
 from ..validation import check_choice, check_int, check_positive, check_real
 from .density import (
     RESPONSIBILITY_RULES,
@@ -316,12 +316,8 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         -------
         self
         """
-        self.validate_params()
-        X = validate_data(self, X, dtype=np.float64)
-        self.classes_, codes = encode_labels(y, X.shape[0], self.classes)
+        X, self.classes_, codes = check_fit_input(self, X, y)
         lab = np.flatnonzero(codes >= 0)
-        if len(lab) == 0:
-            raise ValueError("KernelSVC needs at least one labeled row (y not nan)")
         same = previous is not None and getattr(previous, "rows_key_", None) == _key(X)
         self.rows_key_ = _key(X)
         self.density_ = previous.density_ if same else self._fit_structure(X)
