@@ -112,6 +112,7 @@ def test_blocked_e_step_has_the_bits_of_e_step(ct):
     _blocked_equals_whole(ct)     # where this BLAS gives blocks (else None, checked below)
 
 
+@pytest.mark.slow   # left out of make test-quick; make test and CI run it
 @x86_only
 def test_blocked_e_step_applies_under_the_kernels_every_command_pins():
     """In a process with the pinned kernels (alprbf.engine.cpu), the probe finds OpenBLAS's Haswell
@@ -232,6 +233,7 @@ def test_blocked_e_step_with_rows_beyond_the_accurate_radius(ct):
     _collapsed_blocked_equals_whole(ct)     # where this BLAS gives blocks
 
 
+@pytest.mark.slow   # left out of make test-quick; make test and CI run it
 @x86_only
 def test_collapsed_components_keep_the_blocked_e_step_under_the_pinned_kernels():
     counts = _pinned_results("_collapsed_blocked_equals_whole")

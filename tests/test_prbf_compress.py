@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -59,6 +60,7 @@ def test_choice_is_measured_once():
     assert _compress.use_vector_compaction() is first
 
 
+@pytest.mark.slow   # left out of make test-quick; make test and CI run it
 def test_lane_by_lane_form_where_the_cpu_has_no_compress_instruction(tmp_path):
     """Numba compiling for a CPU without AVX-512 (the host's features with every AVX-512 one
     turned off) takes the lane-by-lane stores, which LLVM's own expansion of the intrinsic

@@ -99,6 +99,7 @@ def test_the_choice_is_made_once_and_is_a_bool():
     assert isinstance(first, bool) and _exp.use_compiled_exp() is first
 
 
+@pytest.mark.slow   # left out of make test-quick; make test and CI run it
 @needs_glibc
 def test_the_pinned_kernels_use_the_compiled_exp():
     # every alprbf command pins NumPy to its AVX2 loops, where np.exp is the C library's

@@ -155,6 +155,7 @@ def _broken_kernel_is_refused():
         sm._checked.cache_clear()
 
 
+@pytest.mark.slow   # left out of make test-quick; make test and CI run it
 @x86_only
 def test_sparse_moments_apply_under_the_kernels_every_command_pins():
     """With the pinned kernels the probe passes for the E-step's shapes (odd and even left

@@ -89,6 +89,7 @@ def test_where_checked_the_kernel_has_numpys_bits():
     assert agreed == checked
 
 
+@pytest.mark.slow   # left out of make test-quick; make test and CI run it
 @x86_only
 def test_under_the_pinned_kernels_every_shape_is_taken_and_agrees():
     assert pinned_json("test_prbf_sparse_variance", "t._numpy_agreement()") == [41 * 6 * 2] * 2
@@ -143,6 +144,7 @@ def test_the_m_step_gives_the_same_covariances_either_way(ct):
     assert same
 
 
+@pytest.mark.slow   # left out of make test-quick; make test and CI run it
 @x86_only
 def test_the_m_step_takes_the_sparse_squares_under_the_pinned_kernels():
     results = pinned_json("test_prbf_sparse_variance",

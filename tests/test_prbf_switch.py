@@ -153,7 +153,8 @@ def switch_report(ct: str) -> dict:
 
 
 @x86_only
-@pytest.mark.parametrize("ct", CTS)
+@pytest.mark.parametrize("ct", [pytest.param(ct, marks=() if ct == "full" else pytest.mark.slow)
+                                for ct in CTS])
 def test_the_switch_changes_no_bit_of_the_estimators(ct):
     """Under the kernels every alprbf command pins (where every fast piece applies), each
     estimator's fitted attributes and probabilities have the same bits off and on."""

@@ -4,6 +4,7 @@ import io
 
 import numpy as np
 import pandas as pd
+import pytest
 from PIL import Image
 
 from alprbf.report import plots
@@ -28,6 +29,7 @@ def test_legend_names_methods_missing_from_the_first_panel(tmp_path, monkeypatch
     assert [t.get_text() for t in legend.get_texts()] == ["m1", "m2"]
 
 
+@pytest.mark.slow   # left out of make test-quick; make test and CI run it
 def test_the_same_results_give_the_same_figure_files(tmp_path):
     """PDFs carry no creation date and the CD diagram's bars do not follow the hash seed."""
     import filecmp

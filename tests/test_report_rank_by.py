@@ -66,6 +66,7 @@ def _rank_row(out, name="rp"):
     return rp.loc["Rank"].astype(float)
 
 
+@pytest.mark.slow   # left out of make test-quick; make test and CI run it
 def test_rank_by_macro_f1_and_log_loss(tmp_path):
     exp = synthetic_experiment(tmp_path)   # accuracy grows fastest for the third method
     # macro F1 reverses the methods' order; log-loss falls as accuracy grows

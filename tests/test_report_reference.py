@@ -160,6 +160,7 @@ def test_every_shipped_reference_row_maps_to_its_config(name):
     assert len(ref) and ref["table"].str.startswith("seed").all()
 
 
+@pytest.mark.slow   # left out of make test-quick; make test and CI run it
 @pytest.mark.parametrize("name", CONFIGS)
 def test_every_published_cell_gets_a_verdict(tmp_path, name):
     """A partial run of each papers' config (fold 0 of half its methods): every published

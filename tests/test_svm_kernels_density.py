@@ -392,7 +392,8 @@ def _four_clouds(n, seed):
     return centres[comp] + scales[comp, None] * rng.standard_normal((n, 2))
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.slow),
+                                  pytest.param(2, marks=pytest.mark.slow)])
 def test_held_out_representativity_finds_four_generating_gaussians(seed):
     X = _four_clouds(900, seed)
     m = fit_density(X, options=DensityOptions(**HELD_OUT), random_state=seed)
