@@ -138,7 +138,9 @@ REITMAIER2016_M0 = {"initial_components": (1, 2, 3, 4, 6, 8, 12, 20),
                     "max_iter": 300, "tol": 1e-3, "search_rows": 1000}
 """Reitmaier et al. 2016's density model M0 as issue 50 reads it (docs/decisions/0301): the options
 of the ``density`` block of table 003's ``kernel_svm`` methods, and of Algorithm 2's M0
-(:func:`alprbf.engine.initial.m0_initial`)."""
+(:func:`alprbf.engine.initial.m0_initial`; a config's ``protocol.initial.density`` replaces some).
+The corrected config runs ``representativity="held_out_rows"`` (decision 0306); this stays as
+0301 left it, the M0 of the configs already run."""
 SELECTIONS = ("min", "one_se")
 """How the grid's winner is chosen from the representativity (module docstring)."""
 _BLOCK_CELLS = 2**22   # pairwise cells per block of the Parzen evaluation (32 MiB of float64)
