@@ -88,3 +88,26 @@ def test_digest_does_not_depend_on_where_the_configs_are(tmp_path):
         there = load_config(tmp_path / "configs" / name)
         assert here.reference != there.reference
         assert here.digest() == there.digest()
+
+
+def test_initial_density_options_of_m0():
+    m0 = {**BASE, "model": "svc", "protocol": {**BASE["protocol"],
+                                               "initial": {"method": "density_m0", "size": 8}}}
+    plain = parse_config(m0)
+    empty = parse_config({**m0, "protocol": {**m0["protocol"], "initial": {
+        "method": "density_m0", "size": 8, "density": {}}}})
+    rows = parse_config({**m0, "protocol": {**m0["protocol"], "initial": {
+        "method": "density_m0", "size": 8,
+        "density": {"representativity": "held_out_rows"}}}})
+    assert plain.protocol.initial.density == {} and plain.digest() == empty.digest()
+    assert rows.protocol.initial.density == {"representativity": "held_out_rows"}
+    assert rows.digest() != plain.digest()
+    assert rows.with_scale("smoke").protocol.initial == rows.protocol.initial   # re-parsed
+    for ini, match in (({"method": "density", "size": 8, "density": {"selection": "min"}},
+                        "density_m0 method only"),
+                       ({"method": "density_m0", "size": 8, "density": {"representativity": "x"}},
+                        "representativity"),
+                       ({"method": "density_m0", "size": 8, "density": {"bandwidth": 1}},
+                        "bandwidth")):
+        with pytest.raises(UserError, match=match):
+            parse_config({**m0, "protocol": {**m0["protocol"], "initial": ini}})

@@ -53,6 +53,24 @@ def test_m0_initial_draws_central_rows_of_every_cluster_from_the_pools_model():
     assert fresh.integers(10**9) == memo.integers(10**9)        # ... and generator state
 
 
+def test_m0_initial_takes_the_configs_density_options():
+    rng = np.random.default_rng(3)       # one tight cluster far from two that overlap (4-d)
+    X = np.vstack([rng.normal([-1.0, 0.9, -1.3, -1.25], [0.4, 0.8, 0.1, 0.15], (40, 4)),
+                   rng.normal([0.1, -0.65, 0.28, 0.17], [0.6, 0.7, 0.25, 0.25], (40, 4)),
+                   rng.normal([0.9, -0.2, 1.0, 1.1], [0.75, 0.7, 0.3, 0.35], (40, 4))])
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    base = {"initial_components": [1, 2, 3, 4]}
+    rows = {**base, "representativity": "held_out_rows"}
+    via_config = initial_labeled(X, np.zeros(len(X), int), Initial("density_m0", 8, density=rows),
+                                 1, np.random.default_rng(1))
+    assert np.array_equal(via_config, np.sort(draw_m0_initial(X, 8, np.random.default_rng(1),
+                                                              options=rows)))
+    other = m0_initial(X, 8, np.random.default_rng(1), options=base)   # not the memo's picks
+    assert np.array_equal(other, draw_m0_initial(X, 8, np.random.default_rng(1), options=base))
+    assert not np.array_equal(np.sort(other), via_config)
+    assert np.sum(via_config < 40) >= 2          # the far cluster is a component of M0
+
+
 def test_per_class_initial_set():
     y = np.repeat([0, 1], [20, 40])
     X = np.zeros((60, 1))

@@ -392,14 +392,60 @@ def _four_clouds(n, seed):
     return centres[comp] + scales[comp, None] * rng.standard_normal((n, 2))
 
 
+@pytest.mark.parametrize("representativity", ["held_out", "held_out_rows"])
 @pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.slow),
                                   pytest.param(2, marks=pytest.mark.slow)])
-def test_held_out_representativity_finds_four_generating_gaussians(seed):
+def test_held_out_representativity_finds_four_generating_gaussians(seed, representativity):
     X = _four_clouds(900, seed)
-    m = fit_density(X, options=DensityOptions(**HELD_OUT), random_state=seed)
+    m = fit_density(X, options=DensityOptions(**dict(HELD_OUT, representativity=representativity)),
+                    random_state=seed)
     assert 3 <= m.n_components <= 5
     assert m.converged
     assert len(m.grid_scores) == 4 * 8 and all(len(g) == 6 for g in m.grid_scores)
+
+
+def _three_gaussians(n, seed):
+    """Iris-like: three Gaussians in 4-d, one tight and far from two that overlap, z-scored."""
+    rng = np.random.default_rng(seed)
+    means = np.array([[-1.0, 0.9, -1.3, -1.25], [0.1, -0.65, 0.28, 0.17], [0.9, -0.2, 1.0, 1.1]])
+    sds = np.array([[0.4, 0.8, 0.1, 0.15], [0.6, 0.7, 0.25, 0.25], [0.75, 0.7, 0.3, 0.35]])
+    L = np.linalg.cholesky(np.full((4, 4), 0.5) + 0.5 * np.eye(4))
+    comp = np.arange(n) % 3
+    X = means[comp] + sds[comp] * (rng.standard_normal((n, 4)) @ L.T)
+    return (X - X.mean(axis=0)) / X.std(axis=0), comp
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_held_out_rows_separates_a_far_cluster(seed):
+    # decision 0306: on 120 rows the window's draws smear the far cluster over the gap and
+    # "held_out" picks J = 1 (seeds 0-3); the held-out rows as the window's draws do not
+    X, comp = _three_gaussians(120, seed)
+    m = fit_density(X, options=DensityOptions(**dict(HELD_OUT, representativity="held_out_rows")),
+                    random_state=seed)
+    assert m.n_components >= 2
+    owner = np.argmax(responsibilities(m, X), axis=1)
+    far = np.unique(owner[comp == 0])
+    assert len(far) == 1 and not np.any(owner[comp != 0] == far[0])
+
+
+def test_held_out_rows_term_is_the_rows_average():
+    X = _four_clouds(400, 5)
+    judge = X[:150]
+    parzen = ParzenWindow(judge)
+    model = fit_mixture(X[150:], weight_concentration_prior=1.0, covariance_prior_scale=1.0,
+                        options=DensityOptions(n_components=4), random_state=0)
+    draws, _ = held_out_representativity(model, parzen, n_mc=500, random_state=7)
+    on_rows, _ = held_out_representativity(model, parzen, n_mc=500, random_state=7, rows=judge)
+    # the mixture's draws are the same: only KL(P||M) changes, to the leave-one-out average
+    rng = np.random.default_rng(np.random.RandomState(7).randint(2**31 - 1))
+    zp = parzen.sample(500, rng)
+    loo = np.log(np.array([np.mean(multivariate_normal(judge[i], parzen.bandwidth**2 * (
+        np.cov(judge, rowvar=False) + 1e-6 * np.eye(2))).pdf(np.delete(judge, i, axis=0)))
+        for i in range(len(judge))]))
+    np.testing.assert_allclose(
+        on_rows - draws,
+        np.mean(loo - log_density(model, judge))
+        - np.mean(parzen.log_density(zp) - log_density(model, zp)), rtol=1e-9)
 
 
 def test_held_out_divergence_is_non_negative_on_average():

@@ -23,6 +23,7 @@ from ..errors import UserError, did_you_mean
 from ..models import MODELS
 from ..registry import Registry, check_params
 from ..strategies import STRATEGIES
+from ..svm_kernels.density import REITMAIER2016_M0, DensityOptions
 
 INITIAL_METHODS = ("random", "per_class", "density", "density_m0", "all")
 SCALES = ("smoke", "full")
@@ -111,12 +112,14 @@ class Initial:
     for ``per_class``; ``all`` labels the whole training part (plain supervised CV, budget 0).
     ``size_per_class`` > 0 sizes a ``random`` or ``density`` set by the number of classes
     instead: ``size_per_class * n_classes`` rows (Reitmaier et al. 2016's Algorithm 2 starts
-    from 4 x K).
+    from 4 x K).  ``density`` (``density_m0`` only): options of M0 that replace those of
+    :data:`~alprbf.svm_kernels.density.REITMAIER2016_M0` (empty: M0 as that defines it).
     """
 
     method: str = "random"
     size: int = 10
     size_per_class: int = 0
+    density: dict[str, Any] = field(default_factory=dict, hash=False)
 
     def n_rows(self, n_train: int, n_classes: int) -> int:
         """Rows of the initial set in a training part of ``n_train`` rows."""
@@ -373,7 +376,7 @@ _LATER_FIELDS = (
     ("protocol", "labels", 0), ("protocol", "cap_at_pool", False),
     ("protocol", "allow_small_classes", False),
     ("protocol", "test", "folds"), ("protocol", "error_denominator", "tested"),
-    ("protocol.initial", "size_per_class", 0),
+    ("protocol.initial", "size_per_class", 0), ("protocol.initial", "density", {}),
     ("datasets[]", "one_vs_rest", None), ("datasets[]", "rows", 0), ("datasets[]", "protocol", {}),
     ("strategies[]", "batch_size", 0), ("datasets[].preprocessing", "pca_whiten", False),
     ("strategies[]", "select", {}), ("models[]", "seed_key", ""),
@@ -622,14 +625,16 @@ def _parse_protocol(raw: Any, where: str = "protocol") -> Protocol:
         ini = raw["initial"]
         if isinstance(ini, Initial):
             ini = asdict(ini)
-        _check_keys(ini, ("method", "size", "size_per_class"), f"{where}.initial")
+        _check_keys(ini, ("method", "size", "size_per_class", "density"), f"{where}.initial")
         method = _choice(ini.get("method", "random"), INITIAL_METHODS, f"{where}.initial.method")
         size = _int(ini.get("size", 10), f"{where}.initial.size", 0 if method == "all" else 1)
         per_class = _int(ini.get("size_per_class", 0), f"{where}.initial.size_per_class", 0)
         if per_class and method not in ("random", "density", "density_m0"):
             raise _fail(f"{where}.initial.size_per_class", "applies to the random and density "
                         f"methods only, not '{method}'")
-        kw["initial"] = Initial(method=method, size=size, size_per_class=per_class)
+        density = _m0_options(ini.get("density") or {}, method, f"{where}.initial.density")
+        kw["initial"] = Initial(method=method, size=size, size_per_class=per_class,
+                                density=density)
     proto = Protocol(**kw)
     if proto.initial.method == "all" and (proto.budget > 0 or proto.labels > 0):
         raise _fail(f"{where}.budget", "must be 0 when initial.method is 'all' (nothing is left "
@@ -641,6 +646,21 @@ def _parse_protocol(raw: Any, where: str = "protocol") -> Protocol:
         raise _fail(f"{where}.test", "'unlabeled' needs rows left unlabeled; initial.method "
                     "'all' labels them all")
     return proto
+
+
+def _m0_options(raw: Any, method: str, where: str) -> dict[str, Any]:
+    """``initial.density``: M0's options over :data:`REITMAIER2016_M0`, checked."""
+    if not raw:
+        return {}
+    if method != "density_m0":
+        raise _fail(where, f"applies to the density_m0 method only, not '{method}'")
+    if not isinstance(raw, dict):
+        raise _fail(where, "must be a mapping of density options")
+    try:
+        DensityOptions(**{**REITMAIER2016_M0, **raw})
+    except (TypeError, ValueError) as exc:
+        raise _fail(where, str(exc)) from None
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in raw.items()}
 
 
 TOP_KEYS = ("name", "dataset", "model", "strategy", "methods", "protocol", "reference",

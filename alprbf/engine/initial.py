@@ -63,7 +63,7 @@ def initial_labeled(X: np.ndarray, y: np.ndarray, initial: Initial, n_classes: i
     if initial.method == "density_m0":
         mask = None if categorical is None or not np.any(categorical) else \
             np.asarray(categorical, bool)
-        return np.sort(m0_initial(X, size, rng, mask))
+        return np.sort(m0_initial(X, size, rng, mask, options=initial.density))
     raise UserError(f"unknown initial method '{initial.method}'")  # guarded by config parsing
 
 
@@ -120,14 +120,14 @@ _M0_MEMO_SIZE = 64
 
 
 def m0_initial(X: np.ndarray, size: int, rng: np.random.Generator, categorical=None,
-               top_fraction: float = 0.1) -> np.ndarray:
+               top_fraction: float = 0.1, options: dict | None = None) -> np.ndarray:
     """Memoised :func:`draw_m0_initial` (see :data:`_M0_PICKS`)."""
     key = hashlib.sha256(np.ascontiguousarray(X, dtype=np.float64).tobytes()).hexdigest() + \
         json.dumps([X.shape, size, top_fraction, None if categorical is None else
-                    np.asarray(categorical, bool).tolist(), rng.bit_generator.state],
-                   sort_keys=True, default=str)
+                    np.asarray(categorical, bool).tolist(), rng.bit_generator.state]
+                   + ([options] if options else []), sort_keys=True, default=str)
     if key not in _M0_PICKS:
-        picks = draw_m0_initial(X, size, rng, categorical, top_fraction)
+        picks = draw_m0_initial(X, size, rng, categorical, top_fraction, options)
         if len(_M0_PICKS) >= _M0_MEMO_SIZE:
             _M0_PICKS.pop(next(iter(_M0_PICKS)))
         _M0_PICKS[key] = (picks, rng.bit_generator.state)
@@ -136,14 +136,20 @@ def m0_initial(X: np.ndarray, size: int, rng: np.random.Generator, categorical=N
     return picks.copy()
 
 
+def _tuples(options: dict) -> dict:
+    """Config lists as the tuples :class:`DensityOptions` keeps."""
+    return {k: tuple(v) if isinstance(v, list) else v for k, v in options.items()}
+
+
 def draw_m0_initial(X: np.ndarray, size: int, rng: np.random.Generator, categorical=None,
-                    top_fraction: float = 0.1) -> np.ndarray:
+                    top_fraction: float = 0.1, options: dict | None = None) -> np.ndarray:
     """Algorithm 2 on the density model M0 of Reitmaier et al. 2016 (the reading of issue
     50, part 2).
 
     M0 is :func:`~alprbf.svm_kernels.density.fit_density` with the options of
     :data:`~alprbf.svm_kernels.density.REITMAIER2016_M0` (the model class and search of the
-    ``kernel_svm`` methods' ``density`` block of table 003), fitted once per fold with a seed
+    ``kernel_svm`` methods' ``density`` block of table 003; ``options`` replace some of them:
+    ``protocol.initial.density``), fitted once per fold with a seed
     from ``rng``, so that every method starts from the same labels.  Components that carry no
     data are never drawn: a component is eligible while it is the most responsible component
     (eq 2) of at least one row not yet chosen (the weight threshold: at least one row of data).
@@ -152,7 +158,8 @@ def draw_m0_initial(X: np.ndarray, size: int, rng: np.random.Generator, categori
     random row from their top ``top_fraction`` (at least one); a sweep ends when every eligible
     component was visited.
     """
-    density = fit_density(X, categorical, DensityOptions(**REITMAIER2016_M0),
+    density = fit_density(X, categorical, DensityOptions(**{**REITMAIER2016_M0,
+                                                            **_tuples(options or {})}),
                           random_state=seed_int_from_rng(rng))
     members = np.argmax(responsibilities(density, X), axis=1)
     log_dens = log_component_densities(density, X)

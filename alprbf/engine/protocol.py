@@ -76,9 +76,12 @@ def task_digest(task: Task, protocol: Protocol) -> str:
     Unlike the config digest it does not change when data sets or methods are added to the
     config, so a task's checkpoint survives such an extension.
     """
+    proto = asdict(protocol)
+    if not proto["initial"]["density"]:   # added later: a task without it keeps its digest
+        del proto["initial"]["density"]
     blob = json.dumps({"experiment": task.experiment, "dataset": asdict(task.dataset),
                        "model": asdict(task.model), "strategy": asdict(task.strategy),
-                       "protocol": asdict(protocol), "repetition": task.repetition,
+                       "protocol": proto, "repetition": task.repetition,
                        "fold": task.fold}, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 

@@ -79,6 +79,19 @@ Choices where the paper is silent (or points to other papers):
   held-out window's factor is the multiple of Silverman's with the largest leave-one-out
   likelihood of the held-out rows (:func:`loo_parzen`): Silverman's rule, optimal for one
   Gaussian, smooths separated clusters into one, and a one-component mixture then wins.
+* **Held-out rows as the window's draws** (``representativity="held_out_rows"``, decision
+  0306).  As ``"held_out"``, except that ``KL(P||M)`` is averaged over the held-out rows
+  themselves, ``mean_i [log P_-i(x_i) - log M(x_i)]`` with the leave-one-out window (the
+  in-sample estimator's form, on rows the mixture was not fitted to), instead of over draws
+  of the window.  The rows are draws of the data's density; a draw of the window adds the
+  kernel's noise, whose covariance ``h^2 C`` follows the rows' *global* covariance, so it
+  smears a tight, separated cluster along the between-cluster direction (iris: the kernel's
+  standard deviation along the first principal axis is four times setosa's own, and 18 % of
+  the window's draws fall in the empty gap between setosa and the rest), where a mixture
+  that separates the cluster has almost no density and a single broad Gaussian wins.
+  ``KL(M||P)`` and its draws are those of ``"held_out"`` (the window's draws are still made,
+  unused, so that the mixture's draws are the same).  ``log P_-i(x_i)`` does not depend on
+  the mixture, so this term ranks the grid points by their held-out log-likelihood.
 * **Parzen window.**  Gaussian kernel with covariance ``h^2 (C + reg_covar I)`` (``C`` the
   rows' covariance) and Silverman's rule of thumb ``h = (4 / ((D + 2) n))^(1 / (D + 4))``
   (``D`` continuous dimensions); categorical columns use the Aitchison-Aitken kernel with
@@ -112,7 +125,7 @@ from ..validation import check_choice, check_int, check_positive, check_real
 _LOG_2PI = float(np.log(2.0 * np.pi))
 RESPONSIBILITY_RULES = ("plug_in", "variational")
 """How eq 2 weighs the components (:class:`DensityOptions`)."""
-REPRESENTATIVITY = ("in_sample", "held_out")
+REPRESENTATIVITY = ("in_sample", "held_out", "held_out_rows")
 """Where the representativity is estimated (:class:`DensityOptions`, module docstring)."""
 SEARCH_OPTIONS = ("initial_components", "representativity", "held_out_fraction", "selection",
                   "search_rows", "prune_by")
@@ -125,7 +138,9 @@ REITMAIER2016_M0 = {"initial_components": (1, 2, 3, 4, 6, 8, 12, 20),
                     "max_iter": 300, "tol": 1e-3, "search_rows": 1000}
 """Reitmaier et al. 2016's density model M0 as issue 50 reads it (docs/decisions/0301): the options
 of the ``density`` block of table 003's ``kernel_svm`` methods, and of Algorithm 2's M0
-(:func:`alprbf.engine.initial.m0_initial`)."""
+(:func:`alprbf.engine.initial.m0_initial`; a config's ``protocol.initial.density`` replaces some).
+The corrected config runs ``representativity="held_out_rows"`` (decision 0306); this stays as
+0301 left it, the M0 of the configs already run."""
 SELECTIONS = ("min", "one_se")
 """How the grid's winner is chosen from the representativity (module docstring)."""
 _BLOCK_CELLS = 2**22   # pairwise cells per block of the Parzen evaluation (32 MiB of float64)
@@ -160,20 +175,22 @@ class DensityOptions:
     initial_components : tuple of int, default=()
         Grid of VI starts (components before pruning), searched with the two grids above;
         empty: ``n_components`` alone.
-    representativity : {"in_sample", "held_out"}, default="in_sample"
+    representativity : {"in_sample", "held_out", "held_out_rows"}, default="in_sample"
         ``"in_sample"``: the mixture fitted on all rows is judged against the Parzen
         estimate of the same rows.  ``"held_out"``: every grid point is fitted on a random
         part of the rows and judged against the Parzen estimate of the held-out rest
-        (module docstring); the winner is refitted on all rows.
+        (module docstring); the winner is refitted on all rows.  ``"held_out_rows"``: as
+        ``"held_out"``, with ``KL(P||M)`` averaged over the held-out rows instead of draws
+        of their Parzen window (module docstring; decision 0306).
     held_out_fraction : float, default=1/3
-        Share of the rows held out (``"held_out"`` only).
+        Share of the rows held out (``"held_out"``, ``"held_out_rows"`` only).
     selection : {"min", "one_se"}, default="min"
         ``"min"``: the smallest divergence wins (first among ties).  Grid points whose VI
         did not converge are eligible only when none did (held-out search).  ``"one_se"``: among the
         grid points within one Monte Carlo standard error of the smallest, the one with the
         fewest fitted components (then the smallest divergence).
     search_rows : int, default=0
-        ``"held_out"`` only: the grid is fitted on at most this many of the fitting rows and
+        Held-out search only: the grid is fitted on at most this many of the fitting rows and
         judged on at most ``search_rows * f / (1 - f)`` held-out rows (``f`` the held-out
         fraction), both random; 0: all.  Bounds the search's cost on large pools; the
         winner is refitted on every row.
@@ -676,13 +693,18 @@ def loo_parzen(X: np.ndarray, categorical, n_categories, reg_covar: float) -> Pa
 
 
 def held_out_representativity(density: MixtureDensity, parzen: ParzenWindow, *,
-                              n_mc: int = 1000, random_state=None) -> tuple[float, float]:
+                              n_mc: int = 1000, random_state=None,
+                              rows: np.ndarray | None = None) -> tuple[float, float]:
     """Symmetric KL divergence between ``density`` and a Parzen estimate of rows it was not
     fitted on, with its Monte Carlo standard error (module docstring, ``"held_out"``).
 
     Both terms are plain Monte Carlo averages over independent draws, ``n_mc`` from the
     Parzen estimate for ``KL(P||M)`` and ``n_mc`` from the mixture for ``KL(M||P)``, of two
     fixed densities, so the estimate is unbiased and non-negative in expectation.
+
+    With ``rows`` (the rows ``parzen`` was built on, in its order): ``KL(P||M)`` is averaged
+    over these rows with the leave-one-out window instead (``"held_out_rows"``, module
+    docstring); the window's draws are still made, so the mixture's draws do not change.
 
     Returns
     -------
@@ -692,11 +714,16 @@ def held_out_representativity(density: MixtureDensity, parzen: ParzenWindow, *,
     rng = np.random.default_rng(check_random_state(random_state).randint(2**31 - 1))
     zp = parzen.sample(n_mc, rng)
     zm = sample(density, n_mc, rng)
-    a = parzen.log_density(zp) - log_density(density, zp)
+    if rows is None:
+        a = parzen.log_density(zp) - log_density(density, zp)
+    else:
+        rows = np.asarray(rows, dtype=np.float64)
+        a = parzen.log_density(rows, exclude=np.arange(len(rows))) - log_density(density, rows)
     b = log_density(density, zm) - parzen.log_density(zm)
     if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
         return float("inf"), float("inf")
-    se = float(np.sqrt(a.var(ddof=1) / len(a) + b.var(ddof=1) / len(b))) if n_mc > 1 else 0.0
+    se = float(np.sqrt(a.var(ddof=1) / len(a) + b.var(ddof=1) / len(b))) \
+        if min(len(a), len(b)) > 1 else 0.0
     return float(a.mean() + b.mean()), se
 
 
@@ -890,7 +917,7 @@ def fit_density(X, categorical=None, options: DensityOptions | None = None, *,
     X = np.asarray(X, dtype=np.float64)
     mask = categorical_mask(categorical, X.shape[1])
     seed_fit, seed_mc = check_random_state(random_state).randint(2**31 - 1, size=2)
-    if options.representativity == "held_out" or options.initial_components:
+    if options.representativity != "in_sample" or options.initial_components:
         return _fit_density_held_out(X, mask, options, covariance_prior, n_categories,
                                      seed_fit, seed_mc)
     grid = options.grid()
@@ -924,7 +951,8 @@ def _fit_density_held_out(X, mask, options: DensityOptions, covariance_prior, n_
     if n_categories is None and codes.size:
         n_categories = tuple(int(k) for k in codes.max(axis=0) + 1)
     C = covariance_of(Xc) if covariance_prior is None else np.asarray(covariance_prior)
-    held_out = options.representativity == "held_out"
+    held_out = options.representativity != "in_sample"
+    on_rows = options.representativity == "held_out_rows"
     n_hold = int(round(options.held_out_fraction * len(X))) if held_out else 0
     grid = [(w, s, j) for w, s in options.grid() for j in options.starts(len(X) - n_hold)]
     searched = len(grid) > 1 and len(X) - n_hold >= 2 and n_hold != 1 and not np.all(mask)
@@ -953,7 +981,8 @@ def _fit_density_held_out(X, mask, options: DensityOptions, covariance_prior, n_
         model = fit(fit_rows, w, s, j)
         if held_out:
             kl, se = held_out_representativity(model, parzen, n_mc=options.n_mc,
-                                               random_state=seed_mc)
+                                               random_state=seed_mc,
+                                               rows=judge if on_rows else None)
         else:
             kl, se = representativity(model, X, parzen, n_mc=options.n_mc,
                                       random_state=seed_mc), 0.0
