@@ -40,6 +40,21 @@ def test_rerun_of_recorded_tasks_is_identical(tmp_path):
     assert diffs == []
 
 
+def test_first_fold_reruns_only_repetition_0_fold_0(tmp_path):
+    cfg, record = _record(tmp_path)
+    checked, diffs = check_record(cfg, record, ["*"], first_fold=True)
+    assert sorted(checked) == sorted(p.stem for p in task_files(record)
+                                     if p.stem.endswith("__r0__f0"))
+    assert len(checked) == 4 and diffs == []          # 2 data sets x 2 models, fold 0 of 2
+    # a change in fold 1 is outside the quick check, inside the full one
+    path = next(p for p in task_files(record) if p.stem.endswith("__f1"))
+    df = read_task(path)
+    df.loc[df.index[-1], "test_error"] += 1e-12
+    write_task(df, path)
+    assert check_record(cfg, record, ["*"], first_fold=True)[1] == []
+    assert [d.task_id for d in check_record(cfg, record, ["*"])[1]] == [path.stem]
+
+
 def test_a_changed_result_fails_with_the_task_named(tmp_path):
     cfg, record = _record(tmp_path)
     path = next(p for p in task_files(record) if p.stem.startswith("iris__prbf"))

@@ -331,6 +331,8 @@ def check_record(
     queries: Annotated[int | None, typer.Option(
         help="Re-run only each task's first N queries and compare those rows (for tasks too "
              "slow to re-run whole).")] = None,
+    first_fold: Annotated[bool, typer.Option(
+        "--first-fold", help="Re-run only the matching tasks of repetition 0, fold 0.")] = False,
 ) -> None:
     """Re-run some recorded tasks and compare them bit for bit with the record.
 
@@ -342,7 +344,7 @@ def check_record(
     full = load_config(config)
     _check_scale(full, scale, record)
     checked, differences = check(full.with_scale(scale), record, only, jobs=jobs,
-                                 queries=queries)
+                                 queries=queries, first_fold=first_fold)
     if not checked and not differences:
         typer.echo(f"{record}: none of the tasks matching {' '.join(only)} is recorded yet "
                    "(nothing to check)")

@@ -28,8 +28,8 @@ from .runner import holds_results_of, load_datasets, plan, run_experiment, selec
 
 
 def check_record(cfg: Config, record: str | Path, only: Sequence[str], jobs: int = 1,
-                 ignore: Sequence[str] = (), queries: int | None = None
-                 ) -> tuple[list[str], list[Difference]]:
+                 ignore: Sequence[str] = (), queries: int | None = None,
+                 first_fold: bool = False) -> tuple[list[str], list[Difference]]:
     """Re-run the recorded tasks matching ``only`` and compare them with the record.
 
     Parameters
@@ -51,6 +51,9 @@ def check_record(cfg: Config, record: str | Path, only: Sequence[str], jobs: int
         Re-run only the first ``queries`` queries of each task (rounded up to whole batches;
         all of them if its budget is smaller) and compare those rows (see the module
         docstring).
+    first_fold : bool
+        Re-run only the matching tasks of the first repetition's first fold (``__r0__f0``):
+        every method and data set of the pattern at a fraction of the cost (CI).
 
     Returns
     -------
@@ -76,7 +79,8 @@ def check_record(cfg: Config, record: str | Path, only: Sequence[str], jobs: int
         return [], [Difference("config", f"the record was made with config {digest}, the "
                                f"config now has digest {cfg.digest()} and does not only add "
                                "data sets or methods to it")]
-    tasks = [t for t in select_tasks(plan(cfg), only) if t.task_id in recorded]
+    tasks = [t for t in select_tasks(plan(cfg), only) if t.task_id in recorded
+             and not (first_fold and (t.repetition, t.fold) != (0, 0))]
     chosen = [t.task_id for t in tasks]
     if not chosen:     # a record built up in pieces may not hold these tasks yet
         return [], []
