@@ -34,6 +34,9 @@ def _alprbf(args: list[str], fast: str) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.slow
+@pytest.mark.mirror
+@pytest.mark.skipif(not os.environ.get("ALPRBF_DATA_MIRROR"),
+                    reason="ALPRBF_DATA_MIRROR is not set")   # the smoke tables read real data
 @x86_only
 @pytest.mark.parametrize("table", sorted(CASES))
 def test_smoke_rows_are_the_same_with_the_switch_off_and_on(table, tmp_path):
