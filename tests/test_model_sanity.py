@@ -29,7 +29,7 @@ from sklearn.svm import SVC
 
 from alprbf.datasets import DATASETS
 from alprbf.datasets.fetch import is_available
-from alprbf.engine.config import parse_config
+from alprbf.engine.config import load_config, parse_config
 from alprbf.engine.protocol import run_task
 from alprbf.engine.runner import load_datasets, plan
 from alprbf.models import MODELS
@@ -68,11 +68,10 @@ CORRECTED_003 = ROOT / "configs" / "experiments" / "reitmaier2016_corrected.yaml
 
 
 def _corrected(label: str) -> dict:
-    """The parameters the corrected table-003 config (decisions 0301-0306) gives the
-    ``kernel_svm`` method labelled ``label``."""
-    methods = yaml.safe_load(CORRECTED_003.read_text(encoding="utf-8"))["methods"]
-    return next(m["model"]["params"] for m in methods
-                if isinstance(m["model"], dict) and m["model"].get("label") == label)
+    """The parameters the corrected table-003 config (decisions 0301-0306) gives the model
+    labelled ``label``, read by the loader every run uses."""
+    return next(model.params for model, _ in load_config(CORRECTED_003).methods
+                if model.label == label)
 
 
 #: Every registered model (test_every_model_has_a_case checks it); parameters as the shipped
