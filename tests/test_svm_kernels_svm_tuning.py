@@ -5,7 +5,7 @@ import pytest
 from sklearn.datasets import load_iris
 from sklearn.preprocessing import StandardScaler
 
-from alprbf.svm_kernels.svm import KernelSVC
+from alprbf.svm_kernels.svm import KernelSVC, precomputed_svc_predict
 
 
 def _iris_labels(per_class):
@@ -251,3 +251,69 @@ def test_lap_default_closest_takes_the_gamma_a_whose_c_is_nearest_1():
     assert m.gamma_A_ == best == 1e-2
     assert m.C_ == pytest.approx(1.0 / (2 * best * n_lab))
     assert np.mean(m.predict(X) == y) == 1.0
+
+
+def _far_rows_kernel(tiny=1e-20):
+    """An identity Gram matrix on 6 balanced training rows (3 + 3) and 2 validation rows
+    whose only kernel evidence, ``tiny``, points to their own class."""
+    codes = np.array([0, 0, 0, 1, 1, 1])
+    K_test = np.array([[tiny, tiny, tiny, 0, 0, 0], [0, 0, 0, tiny, tiny, tiny]])
+    return np.eye(6), codes, K_test
+
+
+@pytest.mark.parametrize("C", [0.1, 1.0])
+def test_undetermined_rows_get_the_bias_class(C):
+    # Hand-worked (decision 0307): on the identity every dual coefficient is at its bound and
+    # the balanced fold's bias is 0, so libsvm's class rests on the 1e-20 values; below the
+    # solver's tolerance the bias alone decides, one class for both rows.
+    K, codes, K_test = _far_rows_kernel()
+    as_is = precomputed_svc_predict(K, codes, K_test, C)
+    bias = precomputed_svc_predict(K, codes, K_test, C, undetermined_to_bias=True)
+    zero = precomputed_svc_predict(K, codes, np.zeros_like(K_test), C)
+    assert bias.tolist() == zero.tolist() and len(set(bias.tolist())) == 1
+    if C == 0.1:                                      # the symmetry that fooled the tuning
+        assert as_is.tolist() == [0, 1]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_rows_with_kernel_evidence_are_predicted_alike_by_both_rules(seed):
+    rng = np.random.default_rng(seed)
+    X = np.vstack([rng.normal(-1, 1, (10, 2)), rng.normal(1, 1, (10, 2))])
+    codes = np.repeat([0, 1], 10)
+    Z = rng.normal(0, 1.5, (30, 2))
+    gram = lambda A, B: np.exp(-0.5 * ((A[:, None] - B[None]) ** 2).sum(-1))  # noqa: E731
+    C = 1.0
+    keep = C * gram(Z, X).sum(axis=1) >= 1e-3
+    assert keep.all()
+    np.testing.assert_array_equal(
+        precomputed_svc_predict(gram(X, X), codes, gram(Z, X), C),
+        precomputed_svc_predict(gram(X, X), codes, gram(Z, X), C, undetermined_to_bias=True))
+
+
+def test_bias_rule_rates_a_kernel_that_sees_no_other_row_as_a_constant():
+    # Two separated classes, 4 labeled rows each, at least 0.5 apart: at gamma = 100 the
+    # labeled rows' Gram matrix is the identity (off-diagonal <= exp(-25)).  libsvm's class
+    # then rests on kernel values below its tolerance, and the balanced inner folds' symmetry
+    # scores the point near 0; the bias rule rates it as the constant it is (error >= 0.5).
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(-1.5, 0.4, (60, 2)), rng.normal(1.5, 0.4, (60, 2))])
+    y = np.repeat([0, 1], 60)
+    lab = np.r_[0:4, 60:64]
+    X[lab] = [[-1.5, -1.5], [-1.5, 0.0], [-1.5, 1.5], [-3.0, 0.0],
+              [1.5, -1.5], [1.5, 0.0], [1.5, 1.5], [3.0, 0.0]]
+    y_obs = np.full(len(y), np.nan)
+    y_obs[lab] = y[lab]
+    errors = {}
+    for rule in ("as_is", "bias"):
+        model = KernelSVC(kernel="rbf", gamma_grid=(100.0,), C_grid=(0.1, 1.0),
+                          tuning_score="validation_expected", undetermined=rule,
+                          random_state=0).fit(X, y_obs)
+        errors[rule] = model.tuning_errors_[0]          # gamma = 100, C = 0.1
+    assert errors["as_is"] < 0.1
+    assert errors["bias"] >= 0.5
+
+
+def test_an_unknown_undetermined_rule_is_refused():
+    X, _, y_obs = _two_blobs()
+    with pytest.raises(ValueError, match="undetermined"):
+        KernelSVC(kernel="rbf", undetermined="zero").fit(X, y_obs)

@@ -97,6 +97,10 @@ _LOG = logging.getLogger(__name__)
 
 SVM_KERNELS = ("rbf", "rwm", "gmm", "lap")
 TIE_RULES = ("first", "default_closest", "grid_centre", "largest")
+UNDETERMINED_RULES = ("as_is", "bias")
+SOLVER_TOL = 1e-3
+"""libsvm's stopping tolerance as :class:`sklearn.svm.SVC` sets it (``tol``): the solver stops
+when its KKT violation is below it, so the bias is known to about this much."""
 DEFAULT_GRID = (1e-3, 1e-2, 1e-1, 1.0, 1e1, 1e2)
 LAP_GRID = tuple(10.0 ** j for j in range(-6, 3))
 """``gamma_I`` and ``gamma_A`` searched for LAP: Reitmaier et al. 2016, §5.1.2 prints ``10^j`` for
@@ -166,6 +170,15 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         standard-error rule, docs/decisions/0305) those within one standard error of the best
         point's score over the inner folds (sample standard deviation of its per-fold scores
         / sqrt(folds)).
+    undetermined : {"as_is", "bias"}, default="as_is"
+        How the tuning rates an inner-CV prediction that the SVM does not determine
+        (docs/decisions/0307): ``"as_is"`` takes libsvm's class whatever it rests on;
+        ``"bias"`` gives a row whose kernel part of the decision value is bounded below the
+        solver's tolerance (``C * sum_i K(x, x_i) < tol``, libsvm's stopping tolerance 1e-3,
+        within which the bias itself is known) the class of the bias alone, as the SVM would
+        give any row it has no kernel evidence for (:func:`precomputed_svc_predict`).  Both the
+        validation error and the expected error use it; the fitted model's predictions do not
+        change.
     expected_rows : int, default=1000
         ``U_1`` rows (a random subset when larger) of the expected error.
     lap_column_cache : bool, default=False
@@ -217,7 +230,8 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
                  categorical=None, n_components=20, n_neighbors=7, refine=False,
                  refine_neighbors=5, responsibility_rule="plug_in", density=None,
                  tuning_score="validation", tie_rule="first", tie_tolerance="exact",
-                 expected_rows=1000, lap_column_cache=False, classes=None, random_state=None):
+                 undetermined="as_is", expected_rows=1000, lap_column_cache=False, classes=None,
+                 random_state=None):
         self.kernel = kernel
         self.C = C
         self.gamma = gamma
@@ -240,6 +254,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         self.tuning_score = tuning_score
         self.tie_rule = tie_rule
         self.tie_tolerance = tie_tolerance
+        self.undetermined = undetermined
         self.expected_rows = expected_rows
         self.lap_column_cache = lap_column_cache
         self.classes = classes
@@ -259,6 +274,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
                      ("validation", "validation_expected"))
         check_choice(owner, "tie_rule", self.tie_rule, TIE_RULES)
         check_choice(owner, "tie_tolerance", self.tie_tolerance, ("exact", "one_se"))
+        check_choice(owner, "undetermined", self.undetermined, UNDETERMINED_RULES)
         check_int(owner, "expected_rows", self.expected_rows, 1)
         check_choice(owner, "lap_column_cache", self.lap_column_cache, (False, True))
         check_int(owner, "refine_neighbors", self.refine_neighbors, 1)
@@ -511,10 +527,11 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
                 K = self._gram(lab, lab)
                 G = None if unlabeled is None else self._gram(unlabeled, lab)
             C = c if c is not None else lapsvm_C(ga, len(lab))
-            fold_err = np.array([_fold_error(K, y_lab, tr, va, C) for tr, va in folds])
+            bias = self.undetermined == "bias"
+            fold_err = np.array([_fold_error(K, y_lab, tr, va, C, bias) for tr, va in folds])
             err = np.mean(fold_err)
             if unlabeled is not None:
-                expected = _expected_errors(K, G, y_lab, folds, C)
+                expected = _expected_errors(K, G, y_lab, folds, C, bias)
                 err += float(np.mean(expected))
                 fold_err = fold_err + expected
             errors.append(float(err))
@@ -810,17 +827,20 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         return self.classes_[best]
 
 
-def _fold_error(K: np.ndarray, y: np.ndarray, tr: np.ndarray, va: np.ndarray, C: float) -> float:
-    """Error rate on the rows ``va`` of an SVC with kernel ``K`` trained on the rows ``tr``."""
+def _fold_error(K: np.ndarray, y: np.ndarray, tr: np.ndarray, va: np.ndarray, C: float,
+                undetermined_to_bias: bool = False) -> float:
+    """Error rate on the rows ``va`` of an SVC with kernel ``K`` trained on the rows ``tr``
+    (``undetermined_to_bias``: see :func:`precomputed_svc_predict`)."""
     classes, codes = np.unique(y[tr], return_inverse=True)
     if len(classes) < 2:
         return float(np.mean(y[va] != classes[0]))
-    predicted = precomputed_svc_predict(K[np.ix_(tr, tr)], codes, K[np.ix_(va, tr)], C)
+    predicted = precomputed_svc_predict(K[np.ix_(tr, tr)], codes, K[np.ix_(va, tr)], C,
+                                        undetermined_to_bias)
     return float(np.mean(classes[predicted] != y[va]))
 
 
-def _expected_errors(K: np.ndarray, G: np.ndarray, y: np.ndarray, folds, C: float
-                     ) -> np.ndarray:
+def _expected_errors(K: np.ndarray, G: np.ndarray, y: np.ndarray, folds, C: float,
+                     undetermined_to_bias: bool = False) -> np.ndarray:
     """Expected error on the unlabeled rows (docs/decisions/0303): each inner fold's SVM
     (kernel ``K`` on its training rows) predicts every unlabeled row (``G``: unlabeled rows x
     labeled rows); its expected error is the total-variation distance between the class
@@ -835,14 +855,15 @@ def _expected_errors(K: np.ndarray, G: np.ndarray, y: np.ndarray, folds, C: floa
         if len(seen) < 2:
             predicted = np.full(G.shape[0], seen[0])
         else:
-            predicted = seen[precomputed_svc_predict(K[np.ix_(tr, tr)], codes, G[:, tr], C)]
+            predicted = seen[precomputed_svc_predict(K[np.ix_(tr, tr)], codes, G[:, tr], C,
+                                                     undetermined_to_bias)]
         shares = np.array([np.mean(predicted == k) for k in classes])
         out.append(0.5 * np.abs(prior - shares).sum())
     return np.asarray(out, dtype=np.float64)
 
 
 def precomputed_svc_predict(K_train: np.ndarray, codes: np.ndarray, K_test: np.ndarray,
-                            C: float) -> np.ndarray:
+                            C: float, undetermined_to_bias: bool = False) -> np.ndarray:
     """Class codes predicted by ``SVC(kernel="precomputed", C=C).fit(K_train, codes)`` for
     the rows of ``K_test``, from the same libsvm calls without the estimator's checks.
 
@@ -863,11 +884,21 @@ def precomputed_svc_predict(K_train: np.ndarray, codes: np.ndarray, K_test: np.n
     K_test : ndarray of shape (m, n)
         Kernel between the rows to predict and the training rows.
     C : float
+    undetermined_to_bias : bool, default=False
+        A row whose kernel part of every decision value is bounded below the solver's
+        tolerance, ``C * sum_i K_test[row, i] < SOLVER_TOL`` (each dual coefficient is at most
+        ``C`` in magnitude), is predicted from the biases alone, as a row with no kernel
+        evidence (all its kernel values 0).  Its libsvm class would rest on values smaller
+        than the precision of the bias, e.g. on the exact symmetry of a balanced fold whose
+        Gram matrix is the identity (Reitmaier et al. 2016's grid at gamma = 100 on
+        categorical rows: docs/decisions/0307).
 
     Returns
     -------
     ndarray of int, shape (m,)
     """
+    if undetermined_to_bias:
+        K_test = np.where((C * np.abs(K_test).sum(axis=1) < SOLVER_TOL)[:, None], 0.0, K_test)
     if _libsvm is None:
         return SVC(kernel="precomputed", C=C).fit(K_train, codes).predict(K_test)
     K_train = np.ascontiguousarray(K_train, dtype=np.float64)
@@ -879,7 +910,7 @@ def precomputed_svc_predict(K_train: np.ndarray, codes: np.ndarray, K_test: np.n
     n_classes = int(codes.max()) + 1
     fitted = _libsvm.fit(K_train, y, svm_type=0, sample_weight=np.empty(0),
                          class_weight=np.ones(n_classes), kernel="precomputed", C=float(C),
-                         nu=0.5, probability=False, degree=3, shrinking=True, tol=1e-3,
+                         nu=0.5, probability=False, degree=3, shrinking=True, tol=SOLVER_TOL,
                          cache_size=200, coef0=0.0, gamma=0.0, epsilon=0.0, max_iter=-1,
                          random_seed=0)
     support, support_vectors, n_support, dual_coef, intercept, prob_a, prob_b = fitted[:7]
