@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_iris
 from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC
 
-from alprbf.svm_kernels.svm import KernelSVC, precomputed_svc_predict
+from alprbf.svm_kernels.svm import KernelSVC, determined_svc_predict, precomputed_svc_predict
 
 
 def _iris_labels(per_class):
@@ -262,39 +263,60 @@ def _far_rows_kernel(tiny=1e-20):
 
 
 @pytest.mark.parametrize("C", [0.1, 1.0])
-def test_undetermined_rows_get_the_bias_class(C):
-    # Hand-worked (decision 0307): on the identity every dual coefficient is at its bound and
-    # the balanced fold's bias is 0, so libsvm's class rests on the 1e-20 values; below the
-    # solver's tolerance the bias alone decides, one class for both rows.
+def test_identity_gram_leaves_the_prediction_undetermined(C):
+    # Hand-worked (decision 0307): on the identity every dual coefficient is at its bound C,
+    # so no support vector pins the bias: rho may be anywhere in [C - 1, 1 - C] (libsvm takes
+    # 0, the midpoint) and a decision value of 1e-20 changes sign within it.
     K, codes, K_test = _far_rows_kernel()
-    as_is = precomputed_svc_predict(K, codes, K_test, C)
-    bias = precomputed_svc_predict(K, codes, K_test, C, undetermined_to_bias=True)
-    zero = precomputed_svc_predict(K, codes, np.zeros_like(K_test), C)
-    assert bias.tolist() == zero.tolist() and len(set(bias.tolist())) == 1
+    assert determined_svc_predict(K, codes, K_test, C).tolist() == [-1, -1]
+    # (C = 1: the interval is the point 0, but 1e-20 is within the solver's tolerance of it)
+    # a row equal to all three rows of its class: w(x) = +-3C, determined only when it
+    # exceeds the half-width 1 - C (C = 1: 3 > 0; C = 0.1: 0.3 < 0.9)
+    K_near = np.array([[1, 1, 1, 0, 0, 0], [0, 0, 0, 1, 1, 1]], float)
+    want = [0, 1] if 3 * C > 1 - C else [-1, -1]
+    assert determined_svc_predict(K, codes, K_near, C).tolist() == want
     if C == 0.1:                                      # the symmetry that fooled the tuning
-        assert as_is.tolist() == [0, 1]
+        assert precomputed_svc_predict(K, codes, K_test, C).tolist() == [0, 1]
 
 
-@pytest.mark.parametrize("seed", range(5))
-def test_rows_with_kernel_evidence_are_predicted_alike_by_both_rules(seed):
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_determined_predictions_are_libsvms(seed, n_classes):
+    # With free support vectors the bias is pinned: a row is undetermined only within the
+    # solver's tolerance of the boundary, and the others are predicted as sklearn's SVC
+    # predicts them (ovo votes).
     rng = np.random.default_rng(seed)
-    X = np.vstack([rng.normal(-1, 1, (10, 2)), rng.normal(1, 1, (10, 2))])
-    codes = np.repeat([0, 1], 10)
-    Z = rng.normal(0, 1.5, (30, 2))
+    centres = np.array([[-2.0, 0.0], [2.0, 0.0], [0.0, 2.5]])[:n_classes]
+    X = np.vstack([rng.normal(c, 1.0, (12, 2)) for c in centres])
+    codes = np.repeat(np.arange(n_classes), 12)
+    Z = rng.normal(0, 2.0, (40, 2))
     gram = lambda A, B: np.exp(-0.5 * ((A[:, None] - B[None]) ** 2).sum(-1))  # noqa: E731
-    C = 1.0
-    keep = C * gram(Z, X).sum(axis=1) >= 1e-3
-    assert keep.all()
-    np.testing.assert_array_equal(
-        precomputed_svc_predict(gram(X, X), codes, gram(Z, X), C),
-        precomputed_svc_predict(gram(X, X), codes, gram(Z, X), C, undetermined_to_bias=True))
+    got = determined_svc_predict(gram(X, X), codes, gram(Z, X), 10.0)
+    want = SVC(kernel="precomputed", C=10.0).fit(gram(X, X), codes).predict(gram(Z, X))
+    assert np.mean(got >= 0) >= 0.9
+    assert np.mean(got[got >= 0] == want[got >= 0]) >= 0.95   # pairwise fits: round-off
 
 
-def test_bias_rule_rates_a_kernel_that_sees_no_other_row_as_a_constant():
+def test_decision_range_brackets_the_midpoint_bias_with_all_coefficients_at_bound():
+    # C = 1e-3 on overlapping rows: every coefficient is at C, so the range holds libsvm's own
+    # decision value (the interval's midpoint) and is as wide as the KKT conditions allow.
+    rng = np.random.default_rng(1)
+    X = np.vstack([rng.normal(-0.3, 1, (4, 2)), rng.normal(0.3, 1, (4, 2))])
+    codes = np.repeat([0, 1], 4)
+    Z = rng.normal(0, 1, (30, 2))
+    gram = lambda A, B: np.exp(-0.1 * ((A[:, None] - B[None]) ** 2).sum(-1))  # noqa: E731
+    svc = SVC(kernel="precomputed", C=1e-3).fit(gram(X, X), codes)
+    assert np.allclose(np.abs(svc.dual_coef_), 1e-3)
+    got = determined_svc_predict(gram(X, X), codes, gram(Z, X), 1e-3)
+    assert (got == -1).mean() > 0.9           # a bias-only SVM determines almost nothing
+
+
+def test_error_rule_rates_a_kernel_that_sees_no_other_row_as_undetermined():
     # Two separated classes, 4 labeled rows each, at least 0.5 apart: at gamma = 100 the
     # labeled rows' Gram matrix is the identity (off-diagonal <= exp(-25)).  libsvm's class
-    # then rests on kernel values below its tolerance, and the balanced inner folds' symmetry
-    # scores the point near 0; the bias rule rates it as the constant it is (error >= 0.5).
+    # then rests on the balanced inner folds' exact-zero bias and scores the point near 0;
+    # the error rule counts its undetermined predictions as errors (score >= 1: every
+    # validation row and every pool row).
     rng = np.random.default_rng(0)
     X = np.vstack([rng.normal(-1.5, 0.4, (60, 2)), rng.normal(1.5, 0.4, (60, 2))])
     y = np.repeat([0, 1], 60)
@@ -304,16 +326,16 @@ def test_bias_rule_rates_a_kernel_that_sees_no_other_row_as_a_constant():
     y_obs = np.full(len(y), np.nan)
     y_obs[lab] = y[lab]
     errors = {}
-    for rule in ("as_is", "bias"):
+    for rule in ("as_is", "error"):
         model = KernelSVC(kernel="rbf", gamma_grid=(100.0,), C_grid=(0.1, 1.0),
                           tuning_score="validation_expected", undetermined=rule,
                           random_state=0).fit(X, y_obs)
         errors[rule] = model.tuning_errors_[0]          # gamma = 100, C = 0.1
     assert errors["as_is"] < 0.1
-    assert errors["bias"] >= 0.5
+    assert errors["error"] >= 1.0
 
 
 def test_an_unknown_undetermined_rule_is_refused():
     X, _, y_obs = _two_blobs()
     with pytest.raises(ValueError, match="undetermined"):
-        KernelSVC(kernel="rbf", undetermined="zero").fit(X, y_obs)
+        KernelSVC(kernel="rbf", undetermined="bias").fit(X, y_obs)

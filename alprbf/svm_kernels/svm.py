@@ -97,10 +97,10 @@ _LOG = logging.getLogger(__name__)
 
 SVM_KERNELS = ("rbf", "rwm", "gmm", "lap")
 TIE_RULES = ("first", "default_closest", "grid_centre", "largest")
-UNDETERMINED_RULES = ("as_is", "bias")
+UNDETERMINED_RULES = ("as_is", "error")
 SOLVER_TOL = 1e-3
-"""libsvm's stopping tolerance as :class:`sklearn.svm.SVC` sets it (``tol``): the solver stops
-when its KKT violation is below it, so the bias is known to about this much."""
+"""libsvm's stopping tolerance as :class:`sklearn.svm.SVC` sets it: the solver stops when the
+largest KKT violation is below it, so a bias is known to about this much."""
 DEFAULT_GRID = (1e-3, 1e-2, 1e-1, 1.0, 1e1, 1e2)
 LAP_GRID = tuple(10.0 ** j for j in range(-6, 3))
 """``gamma_I`` and ``gamma_A`` searched for LAP: Reitmaier et al. 2016, §5.1.2 prints ``10^j`` for
@@ -170,15 +170,17 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         standard-error rule, docs/decisions/0305) those within one standard error of the best
         point's score over the inner folds (sample standard deviation of its per-fold scores
         / sqrt(folds)).
-    undetermined : {"as_is", "bias"}, default="as_is"
+    undetermined : {"as_is", "error"}, default="as_is"
         How the tuning rates an inner-CV prediction that the SVM does not determine
         (docs/decisions/0307): ``"as_is"`` takes libsvm's class whatever it rests on;
-        ``"bias"`` gives a row whose kernel part of the decision value is bounded below the
-        solver's tolerance (``C * sum_i K(x, x_i) < tol``, libsvm's stopping tolerance 1e-3,
-        within which the bias itself is known) the class of the bias alone, as the SVM would
-        give any row it has no kernel evidence for (:func:`precomputed_svc_predict`).  Both the
-        validation error and the expected error use it; the fitted model's predictions do not
-        change.
+        ``"error"`` counts it as an error.  A prediction is undetermined when no support vector
+        is free (every dual coefficient at 0 or C), so that the KKT conditions leave the bias
+        anywhere in an interval (libsvm then takes its midpoint, exactly 0 in a class-balanced
+        fold), and the decision value changes sign within it, or when the decision value is
+        within the solver's tolerance of 0 (:func:`determined_svc_predict`).
+        Both the validation error and the expected error use it (there an undetermined row
+        counts as a class of its own that ``L_1`` does not have); the fitted model's
+        predictions do not change.
     expected_rows : int, default=1000
         ``U_1`` rows (a random subset when larger) of the expected error.
     lap_column_cache : bool, default=False
@@ -527,11 +529,11 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
                 K = self._gram(lab, lab)
                 G = None if unlabeled is None else self._gram(unlabeled, lab)
             C = c if c is not None else lapsvm_C(ga, len(lab))
-            bias = self.undetermined == "bias"
-            fold_err = np.array([_fold_error(K, y_lab, tr, va, C, bias) for tr, va in folds])
+            strict = self.undetermined == "error"
+            fold_err = np.array([_fold_error(K, y_lab, tr, va, C, strict) for tr, va in folds])
             err = np.mean(fold_err)
             if unlabeled is not None:
-                expected = _expected_errors(K, G, y_lab, folds, C, bias)
+                expected = _expected_errors(K, G, y_lab, folds, C, strict)
                 err += float(np.mean(expected))
                 fold_err = fold_err + expected
             errors.append(float(err))
@@ -828,25 +830,33 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
 
 
 def _fold_error(K: np.ndarray, y: np.ndarray, tr: np.ndarray, va: np.ndarray, C: float,
-                undetermined_to_bias: bool = False) -> float:
+                strict: bool = False) -> float:
     """Error rate on the rows ``va`` of an SVC with kernel ``K`` trained on the rows ``tr``
-    (``undetermined_to_bias``: see :func:`precomputed_svc_predict`)."""
+    (``strict``: an undetermined prediction, :func:`determined_svc_predict`, is an error)."""
     classes, codes = np.unique(y[tr], return_inverse=True)
     if len(classes) < 2:
         return float(np.mean(y[va] != classes[0]))
-    predicted = precomputed_svc_predict(K[np.ix_(tr, tr)], codes, K[np.ix_(va, tr)], C,
-                                        undetermined_to_bias)
-    return float(np.mean(classes[predicted] != y[va]))
+    predicted = _predict_codes(K[np.ix_(tr, tr)], codes, K[np.ix_(va, tr)], C, strict)
+    return float(np.mean((predicted < 0) | (classes[predicted] != y[va])))
+
+
+def _predict_codes(K_train, codes, K_test, C, strict: bool) -> np.ndarray:
+    """Class codes of :func:`determined_svc_predict` (``strict``, -1 where undetermined) or
+    of :func:`precomputed_svc_predict`."""
+    if strict:
+        return determined_svc_predict(K_train, codes, K_test, C)
+    return precomputed_svc_predict(K_train, codes, K_test, C)
 
 
 def _expected_errors(K: np.ndarray, G: np.ndarray, y: np.ndarray, folds, C: float,
-                     undetermined_to_bias: bool = False) -> np.ndarray:
+                     strict: bool = False) -> np.ndarray:
     """Expected error on the unlabeled rows (docs/decisions/0303): each inner fold's SVM
     (kernel ``K`` on its training rows) predicts every unlabeled row (``G``: unlabeled rows x
     labeled rows); its expected error is the total-variation distance between the class
     shares of the labeled set ``y`` and the shares it predicts, the least error on those rows
     that is consistent with the labeled set's class shares; one value per fold.  A fold with
-    one class predicts it everywhere."""
+    one class predicts it everywhere.  With ``strict`` the undetermined predictions
+    (:func:`determined_svc_predict`) are an outcome of their own, with share 0 in ``y``."""
     classes = np.unique(y)
     prior = np.array([np.mean(y == k) for k in classes])
     out = []
@@ -855,15 +865,15 @@ def _expected_errors(K: np.ndarray, G: np.ndarray, y: np.ndarray, folds, C: floa
         if len(seen) < 2:
             predicted = np.full(G.shape[0], seen[0])
         else:
-            predicted = seen[precomputed_svc_predict(K[np.ix_(tr, tr)], codes, G[:, tr], C,
-                                                     undetermined_to_bias)]
+            found = _predict_codes(K[np.ix_(tr, tr)], codes, G[:, tr], C, strict)
+            predicted = np.where(found < 0, np.nan, seen[np.maximum(found, 0)])
         shares = np.array([np.mean(predicted == k) for k in classes])
-        out.append(0.5 * np.abs(prior - shares).sum())
+        out.append(0.5 * (np.abs(prior - shares).sum() + (1.0 - shares.sum())))
     return np.asarray(out, dtype=np.float64)
 
 
 def precomputed_svc_predict(K_train: np.ndarray, codes: np.ndarray, K_test: np.ndarray,
-                            C: float, undetermined_to_bias: bool = False) -> np.ndarray:
+                            C: float) -> np.ndarray:
     """Class codes predicted by ``SVC(kernel="precomputed", C=C).fit(K_train, codes)`` for
     the rows of ``K_test``, from the same libsvm calls without the estimator's checks.
 
@@ -884,40 +894,112 @@ def precomputed_svc_predict(K_train: np.ndarray, codes: np.ndarray, K_test: np.n
     K_test : ndarray of shape (m, n)
         Kernel between the rows to predict and the training rows.
     C : float
-    undetermined_to_bias : bool, default=False
-        A row whose kernel part of every decision value is bounded below the solver's
-        tolerance, ``C * sum_i K_test[row, i] < SOLVER_TOL`` (each dual coefficient is at most
-        ``C`` in magnitude), is predicted from the biases alone, as a row with no kernel
-        evidence (all its kernel values 0).  Its libsvm class would rest on values smaller
-        than the precision of the bias, e.g. on the exact symmetry of a balanced fold whose
-        Gram matrix is the identity (Reitmaier et al. 2016's grid at gamma = 100 on
-        categorical rows: docs/decisions/0307).
 
     Returns
     -------
     ndarray of int, shape (m,)
     """
-    if undetermined_to_bias:
-        K_test = np.where((C * np.abs(K_test).sum(axis=1) < SOLVER_TOL)[:, None], 0.0, K_test)
     if _libsvm is None:
         return SVC(kernel="precomputed", C=C).fit(K_train, codes).predict(K_test)
-    K_train = np.ascontiguousarray(K_train, dtype=np.float64)
     K_test = np.ascontiguousarray(K_test, dtype=np.float64)
-    if not (np.isfinite(K_train).all() and np.isfinite(K_test).all()):
+    if not np.isfinite(K_test).all():
         raise ValueError("precomputed_svc_predict: the kernel has non-finite values")
-    y = np.ascontiguousarray(codes, dtype=np.float64)
-    _libsvm.set_verbosity_wrap(0)    # as SVC(verbose=False): libsvm's default prints its steps
-    n_classes = int(codes.max()) + 1
-    fitted = _libsvm.fit(K_train, y, svm_type=0, sample_weight=np.empty(0),
-                         class_weight=np.ones(n_classes), kernel="precomputed", C=float(C),
-                         nu=0.5, probability=False, degree=3, shrinking=True, tol=SOLVER_TOL,
-                         cache_size=200, coef0=0.0, gamma=0.0, epsilon=0.0, max_iter=-1,
-                         random_seed=0)
+    fitted = _libsvm_fit(K_train, codes, C, full=True)
     support, support_vectors, n_support, dual_coef, intercept, prob_a, prob_b = fitted[:7]
     predicted = _libsvm.predict(K_test, support, support_vectors, n_support, dual_coef,
                                 intercept, prob_a, prob_b, svm_type=0, kernel="precomputed",
                                 degree=3, coef0=0.0, gamma=0.0, cache_size=200)
     return predicted.astype(np.intp)
+
+
+def _libsvm_fit(K_train: np.ndarray, codes: np.ndarray, C: float, full: bool = False):
+    """libsvm's fit as ``SVC(kernel="precomputed", C=C).fit`` makes it (SVC's defaults: tol
+    1e-3, shrinking, cache 200 MB, no weights, no probability): ``(support, dual_coef,
+    intercept)``, or with ``full`` everything ``_libsvm.fit`` returns."""
+    K_train = np.ascontiguousarray(K_train, dtype=np.float64)
+    if not np.isfinite(K_train).all():
+        raise ValueError("precomputed_svc_predict: the kernel has non-finite values")
+    y = np.ascontiguousarray(codes, dtype=np.float64)
+    if _libsvm is None:
+        svc = SVC(kernel="precomputed", C=C).fit(K_train, y)
+        return svc.support_, svc.dual_coef_, svc.intercept_
+    _libsvm.set_verbosity_wrap(0)    # as SVC(verbose=False): libsvm's default prints its steps
+    n_classes = int(y.max()) + 1
+    fitted = _libsvm.fit(K_train, y, svm_type=0, sample_weight=np.empty(0),
+                         class_weight=np.ones(n_classes), kernel="precomputed", C=float(C),
+                         nu=0.5, probability=False, degree=3, shrinking=True, tol=SOLVER_TOL,
+                         cache_size=200, coef0=0.0, gamma=0.0, epsilon=0.0, max_iter=-1,
+                         random_seed=0)
+    return fitted if full else (fitted[0], fitted[3], fitted[4])
+
+
+def determined_svc_predict(K_train: np.ndarray, codes: np.ndarray, K_test: np.ndarray,
+                           C: float) -> np.ndarray:
+    """Class codes an SVC with a precomputed kernel determines for the rows of ``K_test``,
+    -1 where it does not (the ``undetermined="error"`` rule of :class:`KernelSVC`).
+
+    A binary SVM's bias is pinned by the KKT conditions only through a free support vector
+    (``0 < alpha_i < C``).  Without one, every bias ``-rho`` with ``rho`` in ``[lb, ub]`` is
+    optimal (libsvm's ``calculate_rho`` takes the midpoint, exactly 0 in a class-balanced fold
+    on an identity Gram matrix), and a row whose decision value ``w(x) - rho`` changes sign
+    within that interval, widened by the solver's tolerance (:data:`SOLVER_TOL`: within it
+    even a pinned bias is not known), is not determined by the SVM.  ``lb`` and ``ub`` are
+    libsvm's: over the rows at a bound, the extremes of ``y_i G_i = w_i - y_i``, with ``w_i``
+    the kernel part at training row ``i``.  More than two classes: one-vs-one SVMs on each
+    pair's rows, votes as libsvm counts them (ties to the smaller code); a row with an
+    undetermined pair is undetermined.
+
+    Parameters
+    ----------
+    K_train : ndarray of shape (n, n)
+    codes : ndarray of int, shape (n,)
+        Class codes ``0 .. k-1`` of the training rows, every code present, ``k >= 2``.
+    K_test : ndarray of shape (m, n)
+    C : float
+
+    Returns
+    -------
+    ndarray of int, shape (m,)
+        A class code, or -1.
+    """
+    k = int(codes.max()) + 1
+    votes = np.zeros((K_test.shape[0], k), dtype=np.intp)
+    undetermined = np.zeros(K_test.shape[0], dtype=bool)
+    for a in range(k):
+        for b in range(a + 1, k):
+            rows = np.flatnonzero((codes == a) | (codes == b))
+            low, high = _decision_range(K_train[np.ix_(rows, rows)], codes[rows] == a,
+                                        K_test[:, rows], C)
+            undetermined |= np.sign(low) != np.sign(high)
+            votes[:, a] += low > 0
+            votes[:, b] += low <= 0
+    return np.where(undetermined, -1, np.argmax(votes, axis=1))
+
+
+def _decision_range(K_train: np.ndarray, first: np.ndarray, K_test: np.ndarray, C: float
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """The lowest and highest decision value for the first class (``first``: its rows) over
+    the biases the KKT conditions allow (with a free support vector, libsvm's one bias),
+    widened by the solver's tolerance on either side."""
+    y = np.where(first, 1.0, -1.0)
+    coef = np.zeros(len(y))
+    model = _libsvm_fit(K_train, first.astype(np.float64) * -1 + 1, C)   # class 0 = first
+    support, dual_coef, intercept = model
+    sign = 1.0 if (dual_coef[0][first[support]] > 0).all() else -1.0  # libsvm's label order
+    coef[support] = sign * dual_coef[0]
+    alpha = np.abs(coef)
+    w_train = K_train @ coef
+    w_test = K_test @ coef
+    free = (alpha > 1e-12 * C) & (alpha < C * (1 - 1e-12))
+    if free.any():
+        value = w_test + sign * intercept[0]
+        return value - SOLVER_TOL, value + SOLVER_TOL
+    y_g = w_train - y
+    at_upper = alpha >= C * (1 - 1e-12)
+    upper = (at_upper & (y < 0)) | (~at_upper & (y > 0))     # bounds of rho from above
+    ub = y_g[upper].min(initial=np.inf)
+    lb = y_g[~upper].max(initial=-np.inf)
+    return w_test - ub - SOLVER_TOL, w_test - lb + SOLVER_TOL
 
 
 def _nan_to_none(value):
