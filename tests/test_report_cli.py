@@ -69,7 +69,7 @@ def test_perfect_agreement_prints_no_infinity_and_no_zero_p(tmp_path):
             for f in range(2):
                 write_task(exp, curve_rows("agree", d, m, "random", f, 0,
                                            [0.5, 0.6 + 0.1 * m_i]))
-    report_ok(exp)
+    report_ok(exp, "--no-figures")
     text = (exp / "report" / "rp_stats.md").read_text()
     assert "n/a (every dataset ranks the methods alike)" in text
     assert not re.search(r"\binf\b", text)
@@ -206,7 +206,7 @@ def test_experiments_sharing_a_name_get_distinct_reports(tmp_path):
     for sub, datasets in (("a", ("x", "y")), ("b", ("p", "q", "r"))):
         synthetic_experiment(root / sub, name="table_000", datasets=datasets)
     synthetic_experiment(root, name="other")
-    report_ok(root)
+    report_ok(root, "--no-figures")
     out = root / "report"
     a = pd.read_csv(out / "a__table_000" / "error_at_budget.csv")
     b = pd.read_csv(out / "b__table_000" / "error_at_budget.csv")

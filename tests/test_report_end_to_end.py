@@ -192,7 +192,7 @@ def test_supervised_only_results_skip_aulc(tmp_path):
 def test_several_experiments_get_an_index(tmp_path):
     synthetic_experiment(tmp_path, "first", datasets=("a", "b"))
     synthetic_experiment(tmp_path, "second", datasets=("a", "b"))
-    paths = build_report(tmp_path)
+    paths = build_report(tmp_path, figures=False)
     top = tmp_path / "report" / "report.md"
     assert paths[0] == top
     text = top.read_text()
@@ -206,7 +206,7 @@ def test_baseline_missing_on_a_dataset_and_coarser_grid(tmp_path):
         write_task(exp, curve_rows("x", "d1", "base", "random", f, 0, [0.5, 0.6, 0.7, 0.8]))
         write_task(exp, curve_rows("x", "d1", "m", "unc", f, 0, [0.5, 0.7, 0.8], batch=3))
         write_task(exp, curve_rows("x", "d2", "m", "unc", f, 0, [0.5, 0.7, 0.8]))
-    paths = build_report(exp)
+    paths = build_report(exp, figures=False)
     aulc = pd.read_csv(exp / "report" / "aulc.csv").set_index(["dataset", "method"])
     # m at n = 10, 13, 16 vs base at 10, 12, 14, 16 (interpolated): differences 0, 10/3, 5,
     # 10/3, 0 at n = 10, 12, 13, 14, 16 -> trapezoid 15 over 6 labels
@@ -221,14 +221,14 @@ def test_cells_with_missing_folds_are_named(experiment):
     # a run stopped early (or started with --only) leaves a cell with fewer folds than planned
     victim = next((experiment / "tasks").glob("beta-nb-uncertainty-r0-f1*"))
     victim.unlink()
-    build_report(experiment)
+    build_report(experiment, figures=False)
     text = (experiment / "report" / "report.md").read_text()
     assert "Incomplete cells" in text and "beta / nb / uncertainty 1/2" in text
     assert "alpha" not in text.split("Incomplete cells")[1].split("\n")[0]
 
 
 def test_methods_filter_keeps_only_matching_methods(experiment, tmp_path):
-    build_report(experiment, out_dir=tmp_path / "all")
+    build_report(experiment, out_dir=tmp_path / "all", figures=False)
     paths = build_report(experiment, out_dir=tmp_path / "svm", methods=["svm / *"])
     full = pd.read_csv(tmp_path / "all" / "error_at_budget.csv").set_index(["dataset", "method"])
     sub = pd.read_csv(tmp_path / "svm" / "error_at_budget.csv").set_index(["dataset", "method"])
@@ -252,7 +252,7 @@ def test_methods_filter_names_patterns_that_match_nothing(experiment):
 
 
 def test_methods_option_on_the_command_line(experiment):
-    report_ok(experiment, "--methods", "nb / *, svm / random")
+    report_ok(experiment, "--methods", "nb / *, svm / random", "--no-figures")
     csv = pd.read_csv(experiment / "report" / "error_at_budget.csv")
     assert set(csv["method"]) == {"nb / uncertainty", "svm / random"}
     res = invoke_report(experiment, "--methods", "qbc*")
@@ -322,5 +322,22 @@ def test_merged_datasets_and_error_at_fractions(tmp_path):
 
 
 def test_dur_note_names_the_window_used(experiment, tmp_path):
-    build_report(experiment, baseline="svm / random", out_dir=tmp_path / "w", window=0.3)
+    build_report(experiment, baseline="svm / random", out_dir=tmp_path / "w", window=0.3,
+                 figures=False)
     assert "over the last 30 % of the budget" in (tmp_path / "w" / "dur.md").read_text()
+
+
+def test_no_figures_writes_the_same_tables_and_says_so(experiment, tmp_path):
+    with_figs = build_report(experiment, out_dir=tmp_path / "figs", formats=("md", "csv", "html"))
+    without = build_report(experiment, out_dir=tmp_path / "none", formats=("md", "csv", "html"),
+                           figures=False)
+    names = {p.name for p in with_figs} - {p.name for p in without}
+    assert names == {"learning_curves.png", "learning_curves.pdf", "cd_diagram.png",
+                     "cd_diagram.pdf"}
+    for p in without:
+        if p.suffix == ".csv":
+            assert p.read_bytes() == (tmp_path / "figs" / p.name).read_bytes(), p.name
+    assert "Figures not drawn (--no-figures)" in (tmp_path / "none" / "report.md").read_text()
+    assert "data:image/png" not in (tmp_path / "none" / "report.html").read_text()
+    res = invoke_report(experiment, "--no-figures", "--out", str(tmp_path / "cli"))
+    assert res.exit_code == 0 and not list((tmp_path / "cli").glob("*.png"))

@@ -177,7 +177,7 @@ def test_every_published_cell_gets_a_verdict(tmp_path, name):
                                        presplit=3))
     (exp / "run.json").write_text(json.dumps({"experiment": name, "config": cfg.to_dict()}))
     (exp / "reference.csv").write_bytes(Path(cfg.reference).read_bytes())
-    report_ok(exp, *BASELINES.get(name, ()))
+    report_ok(exp, *BASELINES.get(name, ()), "--no-figures")
     cells = pd.read_csv(exp / "report" / "reference.csv")
     primary = cells[cells["primary"]]
     ref = pd.read_csv(cfg.reference)
@@ -219,7 +219,7 @@ def test_summary_cells_compare_means_ranks_and_the_friedman_test(tmp_path):
         "all,nb / uncertainty,mean_rp_accuracy,80.0,,seed x summary\n"
         "all,all,friedman_chi2,10.0,,seed x text\n"
         "all,all,cd,1.0,,seed x text\n")
-    report_ok(exp, "--methods", "svm / *,nb / *")
+    report_ok(exp, "--methods", "svm / *,nb / *", "--no-figures")
     cells = pd.read_csv(exp / "report" / "reference.csv").set_index("metric")
     wide = pd.read_csv(exp / "report" / "rp.csv").set_index("dataset")
     wide = wide.loc[~wide.index.isin(["Mean", "Rank", "Wins"]), :].astype(float)

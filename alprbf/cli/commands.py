@@ -177,6 +177,9 @@ def report(
              "--rp-measure chooses).")] = "accuracy",
     posthoc: Annotated[str, typer.Option(
         help="Post-hoc test after Friedman: nemenyi or wilcoxon-holm.")] = "nemenyi",
+    figures: Annotated[bool, typer.Option(
+        help="Draw the figures (learning curves, CD diagram); --no-figures writes the tables "
+             "alone, in a fraction of the time.")] = True,
 ) -> None:
     """Tables and plots from the Parquet results (never re-runs anything)."""
     formats = tuple(f.strip() for f in format.split(",") if f.strip())
@@ -192,7 +195,7 @@ def report(
                            methods=patterns, curve_accuracy=curve_accuracy,
                            merge_datasets=merge_datasets,
                            error_at_fraction=_fractions(error_at_fraction),
-                           rank_by=rank_by, posthoc=posthoc)
+                           rank_by=rank_by, posthoc=posthoc, figures=figures)
     for p in written:
         typer.echo(str(p))
 

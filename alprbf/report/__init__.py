@@ -99,6 +99,7 @@ class ReportOptions:
     error_at_fraction: tuple[float, ...] = ()
     rank_by: str = "accuracy"
     posthoc: str = "nemenyi"
+    figures: bool = True
 
     def selected(self, full_label: str) -> bool:
         """Whether ``--methods`` keeps the method ``"model / strategy"``."""
@@ -112,7 +113,7 @@ def build_report(results_root: str | Path, out_dir: str | Path | None = None,
                  window: float = 0.2, methods: Sequence[str] | None = None,
                  curve_accuracy: str = "test", merge_datasets: str | None = None,
                  error_at_fraction: Sequence[float] = (), rank_by: str = "accuracy",
-                 posthoc: str = "nemenyi") -> list[Path]:
+                 posthoc: str = "nemenyi", figures: bool = True) -> list[Path]:
     """Write the report of every experiment below ``results_root``.
 
     Parameters
@@ -156,6 +157,10 @@ def build_report(results_root: str | Path, out_dir: str | Path | None = None,
         accuracy ranking.
     posthoc : {"nemenyi", "wilcoxon-holm"}
         Post-hoc test after the Friedman test (:mod:`alprbf.report.stats`).
+    figures : bool
+        Draw the figures (learning curves, CD diagram, the HTML page's per-data-set curves).
+        False writes every table and note as with True, and ``report.md`` says that the
+        figures were left out: drawing is most of a report's time on many data sets.
 
     Returns
     -------
@@ -182,7 +187,7 @@ def build_report(results_root: str | Path, out_dir: str | Path | None = None,
                          alpha, q_alpha, rp_measure,
                          load_reference(reference) if reference is not None else None, window,
                          tuple(methods or ()), curve_accuracy, merge_datasets, fractions,
-                         rank_by, posthoc)
+                         rank_by, posthoc, bool(figures))
     root = Path(results_root)
     experiments = find_experiments(root)
     out = Path(out_dir) if out_dir is not None else root / "report"
@@ -444,7 +449,7 @@ def _experiment_report(exp: Experiment, rows: pd.DataFrame, out: Path, opts: Rep
                                       cell_health)
     published = _published_errors(cells)
 
-    _learning_curves(df, out, published, parts)
+    _learning_curves(df, out, published, parts, opts.figures)
     parts.tables.append(tables.error_at_budget_table(err, published))
     if opts.error_at_fraction:
         _error_at_fractions(exp, df, merge, opts.error_at_fraction, parts)
@@ -482,13 +487,13 @@ def _experiment_report(exp: Experiment, rows: pd.DataFrame, out: Path, opts: Rep
         ranks = rp[0].mean_ranks if isinstance(rp[0], stats.Ranking) else None
         methods = pages.method_summary(err, ranks, cell_health, cells)
         written.append(_html_page(exp, rows, df, labels, parts, out, cells, cell_health,
-                                  methods))
+                                  methods, opts.figures))
     return [index, *written]
 
 
 def _html_page(exp: Experiment, rows: pd.DataFrame, df: pd.DataFrame, labels: pd.DataFrame,
                parts: _Parts, out: Path, cells: pd.DataFrame | None,
-               cell_health: pd.DataFrame, methods: list[dict]) -> Path:
+               cell_health: pd.DataFrame, methods: list[dict], figures: bool = True) -> Path:
     """``out/report.html``: the experiment's self-contained page (:mod:`alprbf.report.html`)."""
     from . import plots  # matplotlib: loaded when a report draws, not before
 
@@ -500,7 +505,7 @@ def _html_page(exp: Experiment, rows: pd.DataFrame, df: pd.DataFrame, labels: pd
     facts = _facts(exp, rows, labels)
     facts[0] = ("results", f'<a href="{pages.esc(pages.relative(exp.path, out))}/">'
                            f"{pages.esc(pages.relative(exp.path, out))}</a>")
-    pngs = ({} if parts.curves is None else
+    pngs = ({} if parts.curves is None or not figures else
             plots.learning_curve_pngs(parts.curves, published=parts.published))
     summary = {"kind": "experiment", "experiment": exp.name,
                "datasets": int(rows["dataset"].nunique()), "methods": len(labels),
@@ -633,9 +638,8 @@ def _published_errors(cells: pd.DataFrame | None) -> pd.DataFrame | None:
 
 
 def _learning_curves(df: pd.DataFrame, out: Path, published: pd.DataFrame | None,
-                     parts: _Parts) -> None:
+                     parts: _Parts, figures: bool = True) -> None:
     """The learning-curve figure of the cells with queries; notes for what it leaves out."""
-    from . import plots  # matplotlib: loaded when a report draws, not before
 
     curves = metrics.curve_stats(df, "test_error")
     size = curves.groupby(["dataset", "method"])["queries"].transform("size")
@@ -649,10 +653,18 @@ def _learning_curves(df: pd.DataFrame, out: Path, published: pd.DataFrame | None
         parts.notes.append("Learning curves leave out " + ", ".join(left_out)
                            + ": no method queried a label there.")
     parts.curves, parts.published = drawn, published
+    if not figures:
+        parts.notes.append(NO_FIGURES_NOTE)
+        return
+    from . import plots  # matplotlib: loaded when a report draws, not before
+
     title = "Learning curves (test error, mean ± 1 std over folds x repetitions"
     title += "; ★ published value)" if published is not None and len(published) else ")"
     parts.figures.append((title, plots.learning_curves(drawn, out / "learning_curves",
                                                        published=published)))
+
+
+NO_FIGURES_NOTE = "Figures not drawn (--no-figures): the tables hold every number."
 
 
 def _rp_significance(scores: pd.DataFrame, opts: ReportOptions):
@@ -666,8 +678,6 @@ def _rp_significance(scores: pd.DataFrame, opts: ReportOptions):
 def _ranked_performance(scores: pd.DataFrame, rp, out: Path, opts: ReportOptions,
                         parts: _Parts) -> None:
     """RP tables, the test that fits the number of methods, and the CD diagram."""
-    from . import plots  # matplotlib: loaded when a report draws, not before
-
     result, skipped = rp
     if skipped:
         parts.notes.append(f"Significance tests (Wilcoxon, or Friedman with Nemenyi and the "
@@ -675,7 +685,9 @@ def _ranked_performance(scores: pd.DataFrame, rp, out: Path, opts: ReportOptions
     elif isinstance(result, stats.PairedComparison):
         parts.notes.append("Two methods: Wilcoxon signed-rank test instead of Friedman / "
                            "Nemenyi; no CD diagram.")
-    if isinstance(result, stats.RankedComparison):
+    if isinstance(result, stats.RankedComparison) and opts.figures:
+        from . import plots  # matplotlib: loaded when a report draws, not before
+
         test = ("Wilcoxon–Holm" if result.wilcoxon_holm_p is not None
                 else "critical difference")
         parts.figures.append((f"Critical-difference diagram (RP by {opts.rank_by}, {test}, "
