@@ -454,10 +454,12 @@ def read_results(out: str | Path, verify: bool = True) -> pd.DataFrame:
         Columns as in :data:`COLUMNS`; no rows when ``out`` holds no task file.
     """
     expected = (run_digests(out) or None) if verify else None
-    frames = [_read_table(p, verify, expected).to_pandas() for p in task_files(out)]
-    if not frames:
+    tables = [_read_table(p, verify, expected) for p in task_files(out)]
+    if not tables:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in COLUMNS})
-    return pd.concat(frames, ignore_index=True)
+    # one conversion of the concatenated tables (same schema): a DataFrame per file and
+    # pandas' concat cost about a third of reading a record of thousands of files
+    return pa.concat_tables(tables).to_pandas()
 
 
 # --------------------------------------------------------------------------- comparison
