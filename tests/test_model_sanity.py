@@ -68,7 +68,7 @@ CORRECTED_003 = ROOT / "configs" / "experiments" / "reitmaier2016_corrected.yaml
 
 
 def _corrected(label: str) -> dict:
-    """The parameters the corrected table-003 config (decisions 0301-0306) gives the model
+    """The parameters the corrected table-003 config (decisions 0301-0307) gives the model
     labelled ``label``, read by the loader every run uses."""
     return next(model.params for model, _ in load_config(CORRECTED_003).methods
                 if model.label == label)
