@@ -40,6 +40,21 @@ def test_rerun_of_recorded_tasks_is_identical(tmp_path):
     assert diffs == []
 
 
+def test_rerun_loads_only_the_data_sets_of_the_checked_tasks(tmp_path, monkeypatch):
+    import alprbf.engine.runner as runner
+    cfg, record = _record(tmp_path)
+    loaded = []
+    real = runner.load_datasets
+
+    def spy(c):
+        loaded.extend(d.label for d in c.datasets)
+        return real(c)
+
+    monkeypatch.setattr(runner, "load_datasets", spy)
+    assert check_record(cfg, record, ["iris__*"])[1] == []
+    assert loaded == ["iris"]
+
+
 def test_first_fold_reruns_only_repetition_0_fold_0(tmp_path):
     cfg, record = _record(tmp_path)
     checked, diffs = check_record(cfg, record, ["*"], first_fold=True)
