@@ -339,3 +339,92 @@ def test_an_unknown_undetermined_rule_is_refused():
     X, _, y_obs = _two_blobs()
     with pytest.raises(ValueError, match="undetermined"):
         KernelSVC(kernel="rbf", undetermined="bias").fit(X, y_obs)
+
+
+# ------------------------------------------------------------ LAP validation rows (decision 0308)
+
+
+def _oog_inner_grams(X, y_obs, gamma, gamma_I, gamma_A, n_neighbors=7):
+    """Each inner fold's deformed Gram matrices from the definition (an independent oracle):
+    the pool without the fold's validation rows, its own kNN graph, one dense solve."""
+    import functools
+
+    from sklearn.model_selection import StratifiedKFold
+
+    from alprbf.svm_kernels._graph import knn_laplacian
+    from alprbf.svm_kernels.gram import deformed_gram_direct, rbf_gram
+
+    lab = np.flatnonzero(~np.isnan(y_obs))
+    y_lab = y_obs[lab].astype(int)
+    unlabeled = np.flatnonzero(np.isnan(y_obs))
+    k = functools.partial(rbf_gram, gamma=gamma)
+    out = []
+    for tr, va in StratifiedKFold(4, shuffle=True, random_state=0).split(lab, y_lab):
+        keep = np.setdiff1d(np.arange(len(X)), lab[va])
+        P, L = X[keep], knn_laplacian(X[keep], n_neighbors)
+        c = gamma_I / (gamma_A * len(keep) ** 2)
+        T, V, U = X[lab[tr]], X[lab[va]], X[unlabeled]
+        out.append(tuple(deformed_gram_direct(k(P, P), L, k(P, A), k(P, T), k(A, T), c)
+                         for A in (T, V, U)))
+    return out
+
+
+def test_out_of_graph_folds_are_the_deformed_kernel_of_the_pool_without_their_rows():
+    X, _, y_obs = _iris_labels([4, 4, 4])
+    m = KernelSVC(kernel="lap", gamma_grid=(0.5,), gamma_I_grid=(1.0,), gamma_A_grid=(1e-2,),
+                  lap_validation="out_of_graph", tuning_score="validation_expected",
+                  random_state=0).fit(X, y_obs)
+    from sklearn.model_selection import StratifiedKFold
+
+    from alprbf.svm_kernels.svm import _fold_grams
+    lab = np.flatnonzero(~np.isnan(y_obs))
+    folds = list(StratifiedKFold(4, shuffle=True, random_state=0)
+                 .split(lab, y_obs[lab].astype(int)))
+    m.gamma_, m.alpha_, m.beta_ = 0.5, 1.0, 1.0
+    got = _fold_grams(m._fold_deformations(lab, folds, np.flatnonzero(np.isnan(y_obs))),
+                      1.0, 1e-2)
+    want = _oog_inner_grams(X, y_obs, 0.5, 1.0, 1e-2)
+    for fold_got, fold_want in zip(got, want, strict=True):
+        for a, b in zip(fold_got, fold_want, strict=True):
+            np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_out_of_graph_validation_sees_the_test_error_that_in_graph_validation_misses(seed):
+    # gamma = 100 on z-scored iris: the base kernel between two different rows is mostly far
+    # below libsvm's tolerance, so a row off the graph (a test row) is scored by the bias
+    # alone, while a validation row inside the graph is scored through its kNN edges.  The
+    # in-graph rating is then the pool's (transductive) error, far below the test error; the
+    # out-of-graph rating is the test rows' situation (decision 0308)
+    X, y = load_iris(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    rng = np.random.default_rng(seed)
+    perm = rng.permutation(len(y))
+    pool, test = perm[:120], perm[120:]
+    lab = np.concatenate([rng.choice(np.flatnonzero(y[pool] == k), 4, replace=False)
+                          for k in range(3)])
+    y_obs = np.full(len(pool), np.nan)
+    y_obs[lab] = y[pool][lab]
+    common = dict(kernel="lap", gamma_grid=(100.0,), gamma_I_grid=(10.0, 1.0),
+                  gamma_A_grid=(1e-3,), undetermined="error", random_state=0)
+    inside = KernelSVC(**common).fit(X[pool], y_obs)
+    outside = KernelSVC(lap_validation="out_of_graph", **common).fit(X[pool], y_obs)
+    test_error = np.mean(inside.predict(X[test]) != y[test])
+    assert test_error >= 0.4
+    assert inside.tuning_errors_[0] <= test_error - 0.25
+    assert outside.tuning_errors_[0] >= max(0.5, test_error - 0.2)
+    # the fitted models are the same: only the rating of the grid points differs
+    np.testing.assert_array_equal(inside.decision_function(X), outside.decision_function(X))
+
+
+def test_out_of_graph_is_lap_only_and_leaves_other_kernels_alone():
+    X, _, y_obs = _iris_labels([4, 4, 4])
+    a = KernelSVC(kernel="rbf", random_state=0).fit(X, y_obs)
+    b = KernelSVC(kernel="rbf", lap_validation="out_of_graph", random_state=0).fit(X, y_obs)
+    assert (a.C_, a.gamma_, a.cv_error_) == (b.C_, b.gamma_, b.cv_error_)
+
+
+def test_an_unknown_lap_validation_is_refused():
+    X, _, y_obs = _iris_labels([4, 4, 4])
+    with pytest.raises(ValueError, match="lap_validation.*in_graph, out_of_graph"):
+        KernelSVC(kernel="lap", lap_validation="transductive").fit(X, y_obs)

@@ -98,6 +98,7 @@ _LOG = logging.getLogger(__name__)
 SVM_KERNELS = ("rbf", "rwm", "gmm", "lap")
 TIE_RULES = ("first", "default_closest", "grid_centre", "largest")
 UNDETERMINED_RULES = ("as_is", "error")
+LAP_VALIDATION = ("in_graph", "out_of_graph")
 SOLVER_TOL = 1e-3
 """libsvm's stopping tolerance as :class:`sklearn.svm.SVC` sets it: the solver stops when the
 largest KKT violation is below it, so a bias is known to about this much."""
@@ -183,6 +184,15 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         predictions do not change.
     expected_rows : int, default=1000
         ``U_1`` rows (a random subset when larger) of the expected error.
+    lap_validation : {"in_graph", "out_of_graph"}, default="in_graph"
+        LAP only: where the tuning's validation rows stand (docs/decisions/0308).
+        ``"in_graph"``: the kNN graph and the deformed kernel are built on the whole pool, so
+        a validation row is a vertex of the graph, scored through its edges, as no test row
+        ever is.  ``"out_of_graph"``: each inner fold builds its graph and deformed kernel on
+        the pool without its own validation rows, and scores them as the test fold's rows are
+        scored, through the base kernel alone (:meth:`.gram.LaplacianDeformation.rows` with
+        ``X``); the expected error's ``U_1`` rows stay vertices (they are pool rows).  The
+        fitted models do not change, only which grid point the tuning picks.
     lap_column_cache : bool, default=False
         LAP: keep, between the fits of a task, each labeled row's projected and
         back-projected columns and its deformed Gram column against the whole pool
@@ -232,8 +242,8 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
                  categorical=None, n_components=20, n_neighbors=7, refine=False,
                  refine_neighbors=5, responsibility_rule="plug_in", density=None,
                  tuning_score="validation", tie_rule="first", tie_tolerance="exact",
-                 undetermined="as_is", expected_rows=1000, lap_column_cache=False, classes=None,
-                 random_state=None):
+                 undetermined="as_is", expected_rows=1000, lap_validation="in_graph",
+                 lap_column_cache=False, classes=None, random_state=None):
         self.kernel = kernel
         self.C = C
         self.gamma = gamma
@@ -258,6 +268,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         self.tie_tolerance = tie_tolerance
         self.undetermined = undetermined
         self.expected_rows = expected_rows
+        self.lap_validation = lap_validation
         self.lap_column_cache = lap_column_cache
         self.classes = classes
         self.random_state = random_state
@@ -278,6 +289,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         check_choice(owner, "tie_tolerance", self.tie_tolerance, ("exact", "one_se"))
         check_choice(owner, "undetermined", self.undetermined, UNDETERMINED_RULES)
         check_int(owner, "expected_rows", self.expected_rows, 1)
+        check_choice(owner, "lap_validation", self.lap_validation, LAP_VALIDATION)
         check_choice(owner, "lap_column_cache", self.lap_column_cache, (False, True))
         check_int(owner, "refine_neighbors", self.refine_neighbors, 1)
         check_choice(owner, "responsibility_rule", self.responsibility_rule,
@@ -517,6 +529,9 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
                     pool, self.expected_rows, replace=False))
             unlabeled = pool if len(pool) else None
         kernel_at = None          # the kernel (all but C) of the Gram matrices K, G at hand
+        out_of_graph = self.kernel == "lap" and self.lap_validation == "out_of_graph"
+        fold_laps: dict = {}      # out_of_graph: one (gamma, alpha, beta)'s fold deformations
+        strict = self.undetermined == "error"
         for a, b, g, gi, ga, c in points:
             if several and (a, b) != weights:      # the weights are the outer loop
                 weights = (a, b)                   # one weight pair's deformations at a time
@@ -524,16 +539,25 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
             self.alpha_, self.beta_ = a, b
             self.gamma_, self.gamma_I_, self.gamma_A_ = g, gi, ga
             kernel = (a, b, g) if c is not None else (a, b, g, gi, ga)   # LAP: C from gamma_A
-            if kernel != kernel_at:               # C is the inner loop: K and G do not change
-                kernel_at = kernel
-                K = self._gram(lab, lab)
-                G = None if unlabeled is None else self._gram(unlabeled, lab)
             C = c if c is not None else lapsvm_C(ga, len(lab))
-            strict = self.undetermined == "error"
-            fold_err = np.array([_fold_error(K, y_lab, tr, va, C, strict) for tr, va in folds])
+            if out_of_graph:
+                if kernel != kernel_at:
+                    kernel_at = kernel
+                    if (g, a, b) not in fold_laps:
+                        fold_laps = {(g, a, b): self._fold_deformations(lab, folds, unlabeled)}
+                    grams = _fold_grams(fold_laps[(g, a, b)], gi, ga)
+                fold_err, expected = _split_errors(grams, y_lab, folds, C, strict)
+            else:
+                if kernel != kernel_at:           # C is the inner loop: K and G do not change
+                    kernel_at = kernel
+                    K = self._gram(lab, lab)
+                    G = None if unlabeled is None else self._gram(unlabeled, lab)
+                fold_err = np.array([_fold_error(K, y_lab, tr, va, C, strict)
+                                     for tr, va in folds])
+                expected = None if unlabeled is None else \
+                    _expected_errors(K, G, y_lab, folds, C, strict)
             err = np.mean(fold_err)
-            if unlabeled is not None:
-                expected = _expected_errors(K, G, y_lab, folds, C, strict)
+            if expected is not None:
                 err += float(np.mean(expected))
                 fold_err = fold_err + expected
             errors.append(float(err))
@@ -561,6 +585,24 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         self._keep_deformations(lambda key: key == (g, a, b))   # only the chosen one is used
         self._set(a, b, g, gi, ga, c, len(lab), err)
         self.tuning_points_, self.tuning_errors_ = points, np.asarray(errors)
+
+    def _fold_deformations(self, lab: np.ndarray, folds, unlabeled) -> list:
+        """``lap_validation="out_of_graph"``: for each inner fold, the LAP kernel of the current
+        ``gamma_``, ``alpha_``, ``beta_`` on the pool without the fold's validation rows (its
+        own kNN graph), with the rows the fold scores: ``(deformation, training rows, validation
+        rows as new rows, U_1 rows or None)``."""
+        out = []
+        for tr, va in folds:
+            keep = np.setdiff1d(np.arange(self.X_pool_.shape[0]), lab[va])
+            base = functools.partial(rbf_gram, gamma=self.gamma_, categorical=self.categorical,
+                                     alpha=self.alpha_, beta=self.beta_)
+            lap = LaplacianDeformation(self.X_pool_[keep], base, n_neighbors=self.n_neighbors)
+            train = lap.kept_rows(np.searchsorted(keep, lab[tr]))
+            held_out = lap.rows(X=self.X_pool_[lab[va]])
+            pool = None if unlabeled is None else lap.rows(
+                index=np.searchsorted(keep, unlabeled))
+            out.append((lap, train, held_out, pool))
+        return out
 
     def _distance_to_default(self, point, n_labeled: int) -> float:
         """Squared log10 distance of a grid point to ``C = 1``, ``gamma = 1 / d`` (LAP:
@@ -833,11 +875,18 @@ def _fold_error(K: np.ndarray, y: np.ndarray, tr: np.ndarray, va: np.ndarray, C:
                 strict: bool = False) -> float:
     """Error rate on the rows ``va`` of an SVC with kernel ``K`` trained on the rows ``tr``
     (``strict``: an undetermined prediction, :func:`determined_svc_predict`, is an error)."""
-    classes, codes = np.unique(y[tr], return_inverse=True)
+    return _split_error(K[np.ix_(tr, tr)], y[tr], K[np.ix_(va, tr)], y[va], C, strict)
+
+
+def _split_error(K_train: np.ndarray, y_train: np.ndarray, K_val: np.ndarray,
+                 y_val: np.ndarray, C: float, strict: bool) -> float:
+    """:func:`_fold_error` from the fold's Gram matrices: training x training ``K_train``,
+    validation x training ``K_val``."""
+    classes, codes = np.unique(y_train, return_inverse=True)
     if len(classes) < 2:
-        return float(np.mean(y[va] != classes[0]))
-    predicted = _predict_codes(K[np.ix_(tr, tr)], codes, K[np.ix_(va, tr)], C, strict)
-    return float(np.mean((predicted < 0) | (classes[predicted] != y[va])))
+        return float(np.mean(y_val != classes[0]))
+    predicted = _predict_codes(K_train, codes, K_val, C, strict)
+    return float(np.mean((predicted < 0) | (classes[predicted] != y_val)))
 
 
 def _predict_codes(K_train, codes, K_test, C, strict: bool) -> np.ndarray:
@@ -857,19 +906,47 @@ def _expected_errors(K: np.ndarray, G: np.ndarray, y: np.ndarray, folds, C: floa
     that is consistent with the labeled set's class shares; one value per fold.  A fold with
     one class predicts it everywhere.  With ``strict`` the undetermined predictions
     (:func:`determined_svc_predict`) are an outcome of their own, with share 0 in ``y``."""
+    return np.asarray([_split_expected(K[np.ix_(tr, tr)], y[tr], G[:, tr], y, C, strict)
+                       for tr, _ in folds], dtype=np.float64)
+
+
+def _split_expected(K_train: np.ndarray, y_train: np.ndarray, G: np.ndarray, y: np.ndarray,
+                    C: float, strict: bool) -> float:
+    """One fold's expected error (:func:`_expected_errors`) from its Gram matrices: training x
+    training ``K_train``, unlabeled x training ``G``; ``y`` the whole labeled set."""
     classes = np.unique(y)
     prior = np.array([np.mean(y == k) for k in classes])
-    out = []
-    for tr, _ in folds:
-        seen, codes = np.unique(y[tr], return_inverse=True)
-        if len(seen) < 2:
-            predicted = np.full(G.shape[0], seen[0])
-        else:
-            found = _predict_codes(K[np.ix_(tr, tr)], codes, G[:, tr], C, strict)
-            predicted = np.where(found < 0, np.nan, seen[np.maximum(found, 0)])
-        shares = np.array([np.mean(predicted == k) for k in classes])
-        out.append(0.5 * (np.abs(prior - shares).sum() + (1.0 - shares.sum())))
-    return np.asarray(out, dtype=np.float64)
+    seen, codes = np.unique(y_train, return_inverse=True)
+    if len(seen) < 2:
+        predicted = np.full(G.shape[0], seen[0])
+    else:
+        found = _predict_codes(K_train, codes, G, C, strict)
+        predicted = np.where(found < 0, np.nan, seen[np.maximum(found, 0)])
+    shares = np.array([np.mean(predicted == k) for k in classes])
+    return 0.5 * (np.abs(prior - shares).sum() + (1.0 - shares.sum()))
+
+
+def _fold_grams(fold_laps: list, gamma_I: float, gamma_A: float) -> list:
+    """Per inner fold, from :meth:`KernelSVC._fold_deformations`: the deformed Gram matrices
+    ``(training x training, validation x training, U_1 x training or None)``."""
+    kw = dict(gamma_I=gamma_I, gamma_A=gamma_A)
+    return [(lap.gram(train, **kw), lap.gram(held_out, train, **kw),
+             None if pool is None else lap.gram(pool, train, **kw))
+            for lap, train, held_out, pool in fold_laps]
+
+
+def _split_errors(grams: list, y: np.ndarray, folds, C: float, strict: bool):
+    """Validation errors and expected errors (None without ``U_1``) of the inner folds, each
+    from its own Gram matrices (:func:`_fold_grams`), as :func:`_fold_error` and
+    :func:`_expected_errors` compute them from one Gram matrix of the labeled rows."""
+    errors = np.array([_split_error(K_tr, y[tr], K_va, y[va], C, strict)
+                       for (K_tr, K_va, _), (tr, va) in zip(grams, folds, strict=True)])
+    if grams[0][2] is None:
+        return errors, None
+    expected = np.asarray([_split_expected(K_tr, y[tr], G, y, C, strict)
+                           for (K_tr, _, G), (tr, _) in zip(grams, folds, strict=True)],
+                          dtype=np.float64)
+    return errors, expected
 
 
 def precomputed_svc_predict(K_train: np.ndarray, codes: np.ndarray, K_test: np.ndarray,
