@@ -155,6 +155,31 @@ def test_diagnostics_report_the_chosen_values_and_the_grid_without_changing_the_
     assert skipped.diagnostics()["cv_error"] is None and "grid" not in skipped.diagnostics()
 
 
+def test_the_tuning_part_of_the_diagnostics_is_computed_once_and_kept_by_later_fits():
+    # the loop asks for the diagnostics at every evaluation; the grid part is the tuning's
+    # alone, kept with it by later fits: the same JSON as a fresh computation, and computed once
+    import json
+    X, _, y_obs = _iris_labels([4, 4, 4])
+    kw = dict(kernel="lap", gamma_grid=(0.25, 1.0), gamma_I_grid=(0.1, 10.0),
+              gamma_A_grid=(1e-3, 1e-2), tie_tolerance="one_se", random_state=0)
+    first = KernelSVC(**kw).fit(X, y_obs)
+    summary = first._grid_summary()              # as the loop's first evaluation asks
+    more = y_obs.copy()
+    more[np.flatnonzero(np.isnan(y_obs))[:5]] = _iris_labels([4, 4, 4])[1][
+        np.flatnonzero(np.isnan(y_obs))[:5]]
+    later = KernelSVC(**kw).fit(X, more, previous=first)
+    kept = later.diagnostics()
+    assert later._grid_summary() is summary      # not computed again
+    del later.__dict__["_grid_summary_memo"]
+    fresh = later.diagnostics()
+    assert json.dumps(kept, sort_keys=True) == json.dumps(fresh, sort_keys=True)
+    assert kept["grid"]["axes"] == {"gamma": [0.25, 1.0], "gamma_I": [0.1, 10.0],
+                                    "gamma_A": [0.001, 0.01]}
+    assert kept["n_tied"] >= 1 and "tie_band" in kept and "at_grid_edge" in kept
+    retuned = KernelSVC(retune=True, **kw).fit(X, more, previous=first)
+    assert retuned._grid_summary() is not summary
+
+
 def _two_blobs(per_class=6):
     rng = np.random.default_rng(1)
     X = np.vstack([rng.normal(-4.0, 0.5, (60, 2)), rng.normal(4.0, 0.5, (60, 2))])

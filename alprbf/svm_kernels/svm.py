@@ -385,6 +385,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
             self.tuning_errors_ = getattr(previous, "tuning_errors_", np.empty(0))
             self.tuned_at_ = getattr(previous, "tuned_at_", None)
             self.tie_band_ = getattr(previous, "tie_band_", 1e-12)
+            self._grid_summary_memo = previous.__dict__.get("_grid_summary_memo")
         else:
             self._tune(lab, y_lab)
             self.tuned_at_ = len(lab)
@@ -419,11 +420,28 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
             out.update(alpha=self.alpha_, beta=self.beta_)
         if self.kernel == "lap":
             out.update(gamma_I=self.gamma_I_, gamma_A=self.gamma_A_)
+        for name, model in (("density", self.density_), ("kernel_density", self.kernel_density_)):
+            if model is not None:
+                out[name] = density_summary(model)
+        return {**_nan_to_none(out), **self._grid_summary()}
+
+    def _grid_summary(self) -> dict:
+        """The tuning's part of :meth:`diagnostics` (``n_tied``, ``tie_band``, ``grid``,
+        ``at_grid_edge``; empty when the search was skipped), JSON-ready.
+
+        It depends on the tuning alone, which later fits of a task keep (``previous``), so it
+        is computed once per tuning and kept with the same ``tuning_errors_`` array: the loop
+        asks for the diagnostics at every evaluation, and a categorical LAP grid has 58 320
+        points (about 4 s each time in Python, hidden outside the timed steps)."""
         errors = np.asarray(getattr(self, "tuning_errors_", np.empty(0)))
+        memo = self.__dict__.get("_grid_summary_memo")
+        if memo is not None and memo[0] is getattr(self, "tuning_errors_", None):
+            return memo[1]
+        out = {}
         if errors.size:
             points = np.asarray(self.tuning_points_, dtype=np.float64)
             names = ("alpha", "beta", "gamma", "gamma_I", "gamma_A", "C")
-            axes = {n: sorted({float(v) for v in points[:, i] if np.isfinite(v)})
+            axes = {n: [float(v) for v in np.unique(points[:, i][np.isfinite(points[:, i])])]
                     for i, n in enumerate(names)}
             band = getattr(self, "tie_band_", 1e-12)
             out["n_tied"] = int(np.sum(errors <= errors.min() + band))
@@ -435,10 +453,10 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
                       "gamma_I": self.gamma_I_, "gamma_A": self.gamma_A_, "C": self.C_}
             out["at_grid_edge"] = [n for n, v in out["grid"]["axes"].items()
                                    if chosen[n] in (v[0], v[-1])]
-        for name, model in (("density", self.density_), ("kernel_density", self.kernel_density_)):
-            if model is not None:
-                out[name] = density_summary(model)
-        return _nan_to_none(out)
+        out = _nan_to_none(out)
+        if errors.size:
+            self._grid_summary_memo = (self.tuning_errors_, out)
+        return out
 
     def _fit_structure(self, X):
         return self._pool_density(X) if self.kernel in ("rwm", "gmm") else None
