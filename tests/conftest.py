@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from .session_cache import session_dir
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -40,3 +42,10 @@ def _single_thread_blas(monkeypatch):
     # tests run beside each other on small machines: keep BLAS single-threaded
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         monkeypatch.setenv(var, os.environ.get(var, "1"))
+
+
+@pytest.fixture(scope="session")
+def session_cache_dir(tmp_path_factory) -> Path:
+    """A directory every xdist worker of the session shares, for values computed once
+    (:mod:`tests.session_cache`)."""
+    return session_dir(tmp_path_factory)
