@@ -9,6 +9,7 @@ brute-force products of multinomials on hand-worked cases.
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -17,6 +18,7 @@ from scipy.stats import gaussian_kde, multivariate_normal
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.mixture import BayesianGaussianMixture, GaussianMixture
 
+import alprbf.svm_kernels.density as density_module
 from alprbf.svm_kernels.density import (
     DensityOptions,
     MixtureDensity,
@@ -38,6 +40,8 @@ from alprbf.svm_kernels.density import (
     subset_components,
     symmetric_kl,
 )
+
+from .session_cache import once_per_session
 
 SMALL = DensityOptions(n_components=6, weight_concentration_priors=(0.01, 1.0),
                        covariance_prior_scales=(0.5, 1.0), n_mc=300)
@@ -392,10 +396,33 @@ def _four_clouds(n, seed):
     return centres[comp] + scales[comp, None] * rng.standard_normal((n, 2))
 
 
+@pytest.fixture
+def grid_fits_once(session_cache_dir, monkeypatch):
+    """Each grid point's VI fit made once per session for both held-out readings.
+
+    ``"held_out"`` and ``"held_out_rows"`` differ only in how a fit is judged (the window's
+    draws, or the held-out rows): the same seed gives both the same fitting rows, so both fit
+    the same 32 mixtures.  The first test to need a fit makes it, the other reads it back
+    (``fit_mixture`` uses the VI settings of the options, not ``representativity``: its
+    docstring).  The judging and the selection run in each test.
+    """
+    def key(X, categorical=None, *, options=None, covariance_prior=None, **kwargs):
+        if options is None or not isinstance(kwargs.get("random_state"), int | np.integer):
+            return None
+        return (np.asarray(X), None if categorical is None else np.asarray(categorical),
+                replace(options, representativity="in_sample"),
+                None if covariance_prior is None else np.asarray(covariance_prior),
+                sorted((k, int(v) if k == "random_state" else v) for k, v in kwargs.items()))
+
+    monkeypatch.setattr(density_module, "fit_mixture",
+                        once_per_session(session_cache_dir, "density-grid-fit", fit_mixture, key))
+
+
 @pytest.mark.parametrize("representativity", ["held_out", "held_out_rows"])
 @pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.slow),
                                   pytest.param(2, marks=pytest.mark.slow)])
-def test_held_out_representativity_finds_four_generating_gaussians(seed, representativity):
+def test_held_out_representativity_finds_four_generating_gaussians(seed, representativity,
+                                                                   grid_fits_once):
     X = _four_clouds(900, seed)
     m = fit_density(X, options=DensityOptions(**dict(HELD_OUT, representativity=representativity)),
                     random_state=seed)
