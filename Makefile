@@ -25,7 +25,7 @@ ifeq ($(origin ALPRBF_DATA_MIRROR),undefined)
   endif
 endif
 
-.PHONY: help install demo test test-quick lint bench html tables table-000 table-001 table-002 table-003 table-004 check-record check-health clean \
+.PHONY: help install demo test test-quick lint bench html tables table-000 table-001 table-002 table-003 table-004 check-record check-health check-switch clean \
   $(addprefix table-,$(PAPER_KEYS))
 
 help:  ## list the targets
@@ -127,6 +127,26 @@ RECORD_CHECKS := \
   configs/table_000.yaml|results/table-000-full/table_000|--queries 40 \
     --only 'segmentation__incremental_ssl_prbf_literal__qbc_prbf__r0__f0' \
     --only 'waveform__incremental_ssl_prbf_literal__qbc_prbf__r0__f0';
+
+# The switch ALPRBF_FAST (docs/performance.md) on the smoke tables: their PRBF tasks, computed on
+# the fast paths (the default) by `make table-NNN SCALE=smoke`, re-run on the reference path and
+# compared bit for bit (CI runs it after the smoke tables).  Entries end with ';', fields are
+# table|--only patterns; tests/test_prbf_switch_smoke.py runs the same cases from scratch (both
+# paths) and checks that these patterns are its own.
+SWITCH_CHECKS := \
+  000|segmentation__*prbf*__f0 pendigits__*qbc_prbf*__f0; \
+  001|waveform__*prbf*__f0 iris__*prbf*__f0; \
+  002|pima__*prbf*__f0;
+
+check-switch: install  ## re-run the smoke tables' PRBF tasks on the reference path (ALPRBF_FAST=0); fail if any row changed
+	@set -f; echo "$(SWITCH_CHECKS)" | tr ';' '\n' | sed '/^ *$$/d' | \
+	while IFS='|' read -r t patterns; do \
+	  t=$$(echo $$t); rec=results/table-$$t-smoke/table_$$t; only=""; \
+	  for p in $$patterns; do only="$$only --only $$p"; done; \
+	  if [ ! -f "$$rec/run.json" ]; then echo "$$rec is missing: run make table-$$t SCALE=smoke first"; exit 2; fi; \
+	  echo "== $$rec, ALPRBF_FAST=0"; \
+	  ALPRBF_FAST=0 $(BIN)/alprbf check-record configs/table_$$t.yaml $$rec --scale smoke $$only || exit 1; \
+	done
 
 check-health: install  ## fail on degenerate cells of the record not in results/health-allowlist.yaml
 	$(BIN)/alprbf check-health results/table-*-full --allow results/health-allowlist.yaml
