@@ -66,6 +66,39 @@ def test_a_shared_key_shares_the_seed_and_no_key_keeps_the_label_derivation():
         assert keyed[("a", f)] == keyed[("b", f)] == plain[("a", f)]
 
 
+def test_fold_scope_shares_the_model_seed_across_strategies_and_not_the_strategy_stream():
+    models = [{"name": "kernel_svm", "label": "rbf", "seed_key": "svm", "seed_scope": "fold"},
+              {"name": "kernel_svm", "label": "rwm", "seed_key": "svm", "seed_scope": "fold"},
+              {"name": "kernel_svm", "label": "lap"}]
+    cfg = parse_config({"name": "t", "dataset": "iris", "model": models,
+                        "strategy": ["random", "uncertainty"],
+                        "protocol": {"folds": 3, "seed": 7, "initial": {"method": "all"},
+                                     "budget": 0}})
+    seeds = {(t.model.label, t.strategy.label, t.fold): task_seeds(t, cfg.protocol)
+             for t in plan(cfg)}
+    for f in range(3):
+        shared = {seeds[(m, s, f)]["model_random_state"]
+                  for m in ("rbf", "rwm") for s in ("random", "uncertainty")}
+        assert len(shared) == 1                    # one model seed on the fold
+        own = {seeds[("lap", s, f)]["model_random_state"] for s in ("random", "uncertainty")}
+        assert len(own) == 2 and not own & shared  # the method scope: one per strategy
+        streams = {seeds[("rbf", s, f)]["strategy_seed"].generate_state(1)[0]
+                   for s in ("random", "uncertainty")}
+        assert len(streams) == 2                   # the strategies keep their own streams
+    assert len({seeds[("rbf", "random", f)]["model_random_state"] for f in range(3)}) == 3
+
+
+def test_the_default_seed_scope_keeps_the_task_digest_and_an_unknown_one_is_refused():
+    from alprbf.engine.protocol import task_digest
+    plain = _config([{"name": "prbf", "label": "a"}])
+    scoped = _config([{"name": "prbf", "label": "a", "seed_scope": "method"}])
+    assert [task_digest(t, plain.protocol) for t in plan(plain)] == \
+        [task_digest(t, scoped.protocol) for t in plan(scoped)]
+    assert plain.digest() == scoped.digest()
+    with pytest.raises(UserError, match="seed_scope.*valid: method, fold"):
+        _config([{"name": "prbf", "seed_scope": "task"}])
+
+
 def test_an_empty_seed_key_is_refused():
     with pytest.raises(UserError, match="seed_key"):
         _config([{"name": "prbf", "seed_key": ""}])

@@ -6,7 +6,12 @@ from sklearn.datasets import load_iris
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
-from alprbf.svm_kernels.svm import KernelSVC, determined_svc_predict, precomputed_svc_predict
+from alprbf.svm_kernels.svm import (
+    KernelSVC,
+    binomial_se,
+    determined_svc_predict,
+    precomputed_svc_predict,
+)
 
 
 def _iris_labels(per_class):
@@ -251,6 +256,41 @@ def test_one_se_tolerance_widens_the_tied_set_by_the_best_points_standard_error(
     assert (exact.gamma_, exact.C_) == (0.01, 10.0) and (wide.gamma_, wide.C_) == (1.0, 1.0)
     assert wide.cv_error_ == pytest.approx(errors.min() + band)    # the chosen point's score
     assert "tie_band" not in exact.diagnostics()
+
+
+def test_binomial_se_is_the_rule_of_succession_standard_error():
+    # hand-worked: 0 of 8 wrong -> p = 1/10, sqrt(0.1 * 0.9 / 8); 1 of 8 -> p = 2/10
+    assert binomial_se(0, 8) == pytest.approx(np.sqrt(0.09 / 8))
+    assert binomial_se(1, 8) == pytest.approx(np.sqrt(0.16 / 8))
+    assert binomial_se(8, 8) == pytest.approx(binomial_se(0, 8))     # all wrong: symmetric
+    assert binomial_se(0, 44) < binomial_se(0, 12) < binomial_se(0, 8)
+
+
+def test_one_se_binomial_band_is_never_narrower_than_the_binomial_se_of_the_best_point():
+    # overlapping blobs: the best point's per-fold errors are 0, 0, 0, 0.5 (one of 8 rows
+    # wrong): the one-SE band is 0.125, the binomial one sqrt(0.2 * 0.8 / 8) = 0.141
+    rng = np.random.default_rng(4)
+    X = np.vstack([rng.normal(-0.6, 1, (60, 2)), rng.normal(0.6, 1, (60, 2))])
+    y_obs = np.full(120, np.nan)
+    lab = np.r_[rng.choice(60, 4, replace=False), 60 + rng.choice(60, 4, replace=False)]
+    y_obs[lab] = np.repeat([0, 1], 60)[lab]
+    fits = {tol: KernelSVC(kernel="rbf", tie_rule="default_closest", tie_tolerance=tol,
+                           random_state=0).fit(X, y_obs) for tol in ("one_se", "one_se_binomial")}
+    assert fits["one_se"].tie_band_ == pytest.approx(0.125)
+    assert fits["one_se_binomial"].tie_band_ == pytest.approx(binomial_se(1, 8))
+    errors = fits["one_se_binomial"].tuning_errors_
+    tied = errors <= errors.min() + binomial_se(1, 8)
+    assert fits["one_se_binomial"].diagnostics()["n_tied"] == int(tied.sum())
+    # separated blobs and the expected error beside: the best point makes no validation
+    # error, its per-fold scores differ by the expected error alone, and the band is 8 rows'
+    X, _, y_obs = _two_blobs(per_class=4)
+    narrow, wide = (KernelSVC(kernel="rbf", tuning_score="validation_expected",
+                              tie_rule="default_closest", tie_tolerance=tol,
+                              random_state=0).fit(X, y_obs)
+                    for tol in ("one_se", "one_se_binomial"))
+    assert narrow.tie_band_ < 0.05
+    assert wide.tie_band_ == pytest.approx(binomial_se(0, 8))
+    assert (wide.C_, wide.gamma_) == (1.0, 1.0)      # the default among the tied points
 
 
 def test_unknown_tie_options_are_refused():

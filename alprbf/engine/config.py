@@ -49,6 +49,10 @@ class Component:
         return int(hashlib.sha256(self._key().encode()).hexdigest()[:15], 16)
 
 
+#: What a model seed depends on beside the data set, repetition, fold and model (ModelSpec).
+SEED_SCOPES = ("method", "fold")
+
+
 @dataclass(frozen=True, eq=False)
 class ModelSpec(Component):
     """A model of the grid.
@@ -59,9 +63,16 @@ class ModelSpec(Component):
     on every task both start from the same random draws (the same initial network) and their
     difference is the method's, not the draw's; without a key each model's draws follow its own
     label.
+
+    ``seed_scope`` says what else the model seed depends on: ``"method"`` (the default) the
+    whole task identity, strategy included; ``"fold"`` the data set, repetition, fold and key
+    only, so that models with one key draw the same model seed on a fold whatever strategy they
+    are run with (Reitmaier et al. 2016's five paradigms: one inner-CV split of ``L_1`` for the
+    once-only tuning, one density model of the pool).  The strategy stream stays the method's.
     """
 
     seed_key: str = ""
+    seed_scope: str = "method"
 
 
 @dataclass(frozen=True, eq=False)
@@ -380,6 +391,7 @@ _LATER_FIELDS = (
     ("datasets[]", "one_vs_rest", None), ("datasets[]", "rows", 0), ("datasets[]", "protocol", {}),
     ("strategies[]", "batch_size", 0), ("datasets[].preprocessing", "pca_whiten", False),
     ("strategies[]", "select", {}), ("models[]", "seed_key", ""),
+    ("models[]", "seed_scope", "method"),
 )
 
 
@@ -462,7 +474,8 @@ def _as_list(value: Any) -> list:
 def _component(raw: Any, kind: str, registry: Registry, where: str,
                skip: tuple[str, ...]) -> tuple[str, dict, str, dict]:
     extra_keys = {"dataset": ("preprocessing", "one_vs_rest", "rows", "protocol"),
-                  "strategy": ("batch_size", "select"), "model": ("seed_key",)}.get(kind, ())
+                  "strategy": ("batch_size", "select"),
+                  "model": ("seed_key", "seed_scope")}.get(kind, ())
     if isinstance(raw, str):
         raw = {"name": raw}
     _check_keys(raw, ("name", "params", "label", *extra_keys), where)
@@ -682,7 +695,11 @@ def _parse_list(raw: Any, kind: str, registry: Registry, where: str,
             key = extra.get("seed_key", "")
             if not isinstance(key, str) or ("seed_key" in extra and not key):
                 raise _fail(f"{w}.seed_key", f"expected a non-empty string, got {key!r}")
-            out.append(ModelSpec(name=n, params=p, label=lab, seed_key=key))
+            scope = extra.get("seed_scope", "method")
+            if scope not in SEED_SCOPES:
+                raise _fail(f"{w}.seed_scope", f"unknown value {scope!r}; valid: "
+                            + ", ".join(SEED_SCOPES))
+            out.append(ModelSpec(name=n, params=p, label=lab, seed_key=key, seed_scope=scope))
         else:
             out.append(Component(name=n, params=p, label=lab))
     return out

@@ -79,8 +79,11 @@ def task_digest(task: Task, protocol: Protocol) -> str:
     proto = asdict(protocol)
     if not proto["initial"]["density"]:   # added later: a task without it keeps its digest
         del proto["initial"]["density"]
+    model = asdict(task.model)
+    if model.get("seed_scope") == "method":   # added later: a task without it keeps its digest
+        del model["seed_scope"]
     blob = json.dumps({"experiment": task.experiment, "dataset": asdict(task.dataset),
-                       "model": asdict(task.model), "strategy": asdict(task.strategy),
+                       "model": model, "strategy": asdict(task.strategy),
                        "protocol": proto, "repetition": task.repetition,
                        "fold": task.fold}, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
@@ -390,12 +393,16 @@ def task_seeds(task: Task, protocol: Protocol) -> dict[str, object]:
     Folds depend on (dataset, repetition); the initial labeled set on (dataset, repetition,
     fold); the model and strategy streams on the whole identity, where the model is named by
     its ``seed_key`` if it has one (:class:`~alprbf.engine.config.ModelSpec`: models compared paired
-    share their draws), else by its label.
+    share their draws), else by its label.  A model with ``seed_scope: fold`` draws its seed
+    from (dataset, repetition, fold, key) alone: the same for every strategy it runs with.
     """
     root, dl = protocol.seed, task.dataset.label
     method = derive_seed(root, "method", dl, model_seed_key(task), task.strategy.label,
                          task.repetition, task.fold)
     model_seq, strategy_seq = method.spawn(2)
+    if getattr(task.model, "seed_scope", "method") == "fold":
+        model_seq = derive_seed(root, "model", dl, model_seed_key(task), task.repetition,
+                                task.fold)
     return {
         "folds_seed": seed_int(derive_seed(root, "folds", dl, task.repetition)),
         "initial_spawn_key": list(derive_seed(root, "initial", dl, task.repetition,

@@ -99,6 +99,7 @@ SVM_KERNELS = ("rbf", "rwm", "gmm", "lap")
 TIE_RULES = ("first", "default_closest", "grid_centre", "largest")
 UNDETERMINED_RULES = ("as_is", "error")
 LAP_VALIDATION = ("in_graph", "out_of_graph")
+TIE_TOLERANCES = ("exact", "one_se", "one_se_binomial")
 SOLVER_TOL = 1e-3
 """libsvm's stopping tolerance as :class:`sklearn.svm.SVC` sets it: the solver stops when the
 largest KKT violation is below it, so a bias is known to about this much."""
@@ -166,11 +167,15 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         order (the largest gamma, then the largest C; LAP: the smallest ``gamma_I`` and
         ``gamma_A``, i.e. the largest C; weights: the smallest).  Equal distances go to the
         first in search order.
-    tie_tolerance : {"exact", "one_se"}, default="exact"
+    tie_tolerance : {"exact", "one_se", "one_se_binomial"}, default="exact"
         Which grid points tie with the best: those within 1e-12 of its score, or (the one-
         standard-error rule, docs/decisions/0305) those within one standard error of the best
         point's score over the inner folds (sample standard deviation of its per-fold scores
-        / sqrt(folds)).
+        / sqrt(folds)), or (docs/decisions/0309) within the larger of that and the binomial
+        standard error of the best point's validation error on the ``l`` rows tuned on
+        (:func:`binomial_se`): with 2 validation rows per fold a point without an error has
+        per-fold scores that differ only by the expected error, whose spread says nothing of
+        how well ``l`` rows measure an error rate.
     undetermined : {"as_is", "error"}, default="as_is"
         How the tuning rates an inner-CV prediction that the SVM does not determine
         (docs/decisions/0307): ``"as_is"`` takes libsvm's class whatever it rests on;
@@ -286,7 +291,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         check_choice(owner, "tuning_score", self.tuning_score,
                      ("validation", "validation_expected"))
         check_choice(owner, "tie_rule", self.tie_rule, TIE_RULES)
-        check_choice(owner, "tie_tolerance", self.tie_tolerance, ("exact", "one_se"))
+        check_choice(owner, "tie_tolerance", self.tie_tolerance, TIE_TOLERANCES)
         check_choice(owner, "undetermined", self.undetermined, UNDETERMINED_RULES)
         check_int(owner, "expected_rows", self.expected_rows, 1)
         check_choice(owner, "lap_validation", self.lap_validation, LAP_VALIDATION)
@@ -537,7 +542,8 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
             return
         folds = list(StratifiedKFold(n_splits, shuffle=True, random_state=self.random_state)
                      .split(lab, y_lab))
-        best, weights, errors, per_fold = None, None, [], []
+        best, weights, errors, per_fold, wrong = None, None, [], [], []
+        sizes = np.array([len(va) for _, va in folds])
         several = len({p[:2] for p in points}) > 1
         unlabeled = None
         if self.tuning_score == "validation_expected":
@@ -575,6 +581,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
                 expected = None if unlabeled is None else \
                     _expected_errors(K, G, y_lab, folds, C, strict)
             err = np.mean(fold_err)
+            wrong.append(float(np.dot(fold_err, sizes)))    # validation errors, counted
             if expected is not None:
                 err += float(np.mean(expected))
                 fold_err = fold_err + expected
@@ -583,8 +590,10 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
             if best is None or err < best[-1] - 1e-12:
                 best, at = (a, b, g, gi, ga, c, err), len(errors) - 1
         self.tie_band_ = 1e-12
-        if self.tie_tolerance == "one_se":
+        if self.tie_tolerance in ("one_se", "one_se_binomial"):
             self.tie_band_ = float(np.std(per_fold[at], ddof=1) / np.sqrt(len(folds)))
+        if self.tie_tolerance == "one_se_binomial":
+            self.tie_band_ = max(self.tie_band_, binomial_se(wrong[at], len(lab)))
         if self.tie_rule != "first" or self.tie_tolerance != "exact":
             tied = [(p, e) for p, e in zip(points, errors, strict=True)
                     if e <= best[-1] + self.tie_band_]
@@ -913,6 +922,15 @@ def _predict_codes(K_train, codes, K_test, C, strict: bool) -> np.ndarray:
     if strict:
         return determined_svc_predict(K_train, codes, K_test, C)
     return precomputed_svc_predict(K_train, codes, K_test, C)
+
+
+def binomial_se(errors: float, n: int) -> float:
+    """Standard error of an error rate measured on ``n`` rows with ``errors`` wrong:
+    ``sqrt(p (1 - p) / n)`` at Laplace's rule-of-succession estimate ``p = (errors + 1) /
+    (n + 2)``, which, unlike ``errors / n``, does not claim certainty after 0 (or ``n``)
+    errors: 8 rows without an error give 0.106 (``tie_tolerance="one_se_binomial"``)."""
+    p = (errors + 1.0) / (n + 2.0)
+    return float(np.sqrt(p * (1.0 - p) / n))
 
 
 def _expected_errors(K: np.ndarray, G: np.ndarray, y: np.ndarray, folds, C: float,
