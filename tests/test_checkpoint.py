@@ -147,6 +147,7 @@ def test_unwritable_checkpoint_warns_and_the_task_goes_on(setup, tmp_path):
     pd.testing.assert_frame_equal(_comparable(res), _comparable(run_task(task, ds, cfg.protocol)))
 
 
+@pytest.mark.slow   # two whole runs of the experiment
 def test_run_resumes_an_unfinished_task_from_its_checkpoint(setup, tmp_path):
     cfg, datasets, tasks = setup
     out, clean = tmp_path / "out", tmp_path / "clean"

@@ -189,6 +189,7 @@ def test_timeout_outside_the_main_thread_is_checked_by_the_loop(tmp_path):
         run_task(task, ds, cfg.protocol_for(task.dataset), deadline=time.perf_counter() - 1)
 
 
+@pytest.mark.slow   # starts a loky pool
 def test_timeout_in_loky_workers(tmp_path):
     cfg = load_config(write_config(tmp_path / "tiny.yaml"))
     summary = run_experiment(cfg, tmp_path / "r", jobs=2, progress=False, task_timeout=1e-4,

@@ -164,7 +164,7 @@ ALLOWED_FAILURES: dict[tuple[str, str], str] = {
 #: Cases too slow for the default run (docs/sanity.md, run time; CI runs them): the density
 #: models of the RWM/GMM kernels and CMM, LAP's search, the line searches over inner folds,
 #: and the table-003 curves ("curve").
-SLOW: set[str] = {"kernel_svm-rwm", "kernel_svm-rwm-corrected", "kernel_svm-gmm",
+SLOW: set[str] = {"kernel_svm-rbf", "kernel_svm-rwm", "kernel_svm-rwm-corrected", "kernel_svm-gmm",
                   "kernel_svm-lap", "tuned_svc",
                   "incremental_prbf_split_selected", "cmm_sha", "cmm_sep", "curve"}
 

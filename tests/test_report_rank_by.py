@@ -87,6 +87,7 @@ def test_rank_by_macro_f1_and_log_loss(tmp_path):
     assert rp.loc["alpha", "svm / random"] == pytest.approx(90.0)
 
 
+@pytest.mark.slow
 def test_rank_by_a_measure_older_files_lack_skips_the_test(tmp_path):
     exp = synthetic_experiment(tmp_path)         # no metric columns: read as nulls
     build_report(exp, out_dir=tmp_path / "r", formats=("csv", "md"), rank_by="macro_f1")
@@ -94,6 +95,7 @@ def test_rank_by_a_measure_older_files_lack_skips_the_test(tmp_path):
     assert "skipped" in md and "Critical-difference" not in md
 
 
+@pytest.mark.slow
 def test_posthoc_wilcoxon_holm_replaces_the_nemenyi_table(tmp_path):
     exp = synthetic_experiment(tmp_path)
     written = build_report(exp, out_dir=tmp_path / "r", formats=("csv", "md"),
@@ -116,6 +118,7 @@ def test_unknown_rank_by_or_posthoc_is_one_line_exit_2(tmp_path, option, value, 
     assert words in line and ("macro_f1" in line or "wilcoxon-holm" in line)
 
 
+@pytest.mark.slow
 def test_cli_rank_by_and_posthoc(tmp_path):
     exp = synthetic_experiment(tmp_path)
     _with_metrics(exp, lambda a, m, s: a, lambda acc: 1.0 - acc)

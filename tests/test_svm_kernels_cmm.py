@@ -311,6 +311,7 @@ def test_no_label_at_all_is_refused():
 CHECKED = [CMMShared(**SMALL, refine=True)]
 
 
+@pytest.mark.slow   # sklearn's estimator checks, about 15 s: make test and CI run them
 @parametrize_with_checks(CHECKED)
 def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
