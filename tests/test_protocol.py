@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from alprbf.engine.config import Initial
 from alprbf.engine.initial import density_initial, draw_m0_initial, initial_labeled, m0_initial
@@ -33,6 +34,7 @@ def test_density_initial_picks_dense_rows_of_every_cluster():
     assert np.array_equal(picks, again)
 
 
+@pytest.mark.slow   # fits M0's grid
 def test_m0_initial_draws_central_rows_of_every_cluster_from_the_pools_model():
     rng = np.random.default_rng(0)
     centres = np.array([[0.0, 0.0], [10.0, 0.0], [0.0, 10.0], [10.0, 10.0]])
@@ -53,6 +55,7 @@ def test_m0_initial_draws_central_rows_of_every_cluster_from_the_pools_model():
     assert fresh.integers(10**9) == memo.integers(10**9)        # ... and generator state
 
 
+@pytest.mark.slow
 def test_m0_initial_takes_the_configs_density_options():
     rng = np.random.default_rng(3)       # one tight cluster far from two that overlap (4-d)
     X = np.vstack([rng.normal([-1.0, 0.9, -1.3, -1.25], [0.4, 0.8, 0.1, 0.15], (40, 4)),

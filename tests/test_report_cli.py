@@ -38,6 +38,7 @@ def _one_line_error(res, *fragments: str) -> None:
 # --------------------------------------------------------------------------- 3. statistics
 
 
+@pytest.mark.slow
 def test_two_methods_get_wilcoxon_not_friedman(tmp_path):
     exp = synthetic_experiment(tmp_path, methods=(("svm", "random"), ("nb", "margin")))
     report_ok(exp)
@@ -52,6 +53,7 @@ def test_two_methods_get_wilcoxon_not_friedman(tmp_path):
     assert "Two methods: Wilcoxon signed-rank test" in (out / "report.md").read_text()
 
 
+@pytest.mark.slow
 def test_too_few_datasets_skip_the_tests_and_the_cd_diagram(tmp_path):
     exp = synthetic_experiment(tmp_path, datasets=("a", "b"))
     report_ok(exp)

@@ -62,6 +62,7 @@ def test_supervised_folds_of_different_sizes_report_without_learning_curves(tmp_
     assert set(err["method"]) == {"prbf_M10", "constrained_prbf_M10"}
 
 
+@pytest.mark.slow
 def test_no_dataset_is_dropped_from_the_learning_curves(tmp_path, monkeypatch):
     # initial sets that differ by one label between folds (the five data sets of table-001
     # used to vanish, leaving iris alone)

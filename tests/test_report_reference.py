@@ -70,6 +70,7 @@ def _three_readings(tmp_path: Path, folds_done=(0, 1)) -> Path:
     return exp
 
 
+@pytest.mark.slow
 def test_each_published_cell_is_one_row_with_its_verdict(tmp_path):
     exp = _three_readings(tmp_path)
     report_ok(exp)
