@@ -168,6 +168,7 @@ def test_sparse_moments_apply_under_the_kernels_every_command_pins():
     assert broken is False
 
 
+@pytest.mark.slow
 @x86_only
 def test_run_em_gives_the_same_bits_with_and_without_sparse_moments():
     """Under the pinned kernels, EM with the sparse product follows the BLAS product's path

@@ -170,6 +170,7 @@ def test_kl_to_mean_matches_direct_computation():
     np.testing.assert_allclose(got[2], np.log(3))  # three certain, different votes
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(arrays(np.float64, (4, 5, 3), elements=st.floats(0, 1, allow_subnormal=False)),
        arrays(np.bool_, (4, 5, 3)))

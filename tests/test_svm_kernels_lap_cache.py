@@ -136,7 +136,7 @@ def _loop(kernel: str, memoize: bool, monkeypatch, rounds: int = 12, batch: int 
 
 
 @pytest.mark.parametrize(("kernel", "batch"), [("lap", 1), ("lap", 5), ("rbf", 1),
-                                               ("rwm", 1)])
+                                               pytest.param("rwm", 1, marks=pytest.mark.slow)])
 def test_the_memo_gives_the_plain_numbers(kernel, batch, monkeypatch):
     """Memo on and off: identical decision values, log posteriors and queries."""
     cached, queries = _loop(kernel, True, monkeypatch, batch=batch)
