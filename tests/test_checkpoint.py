@@ -71,6 +71,7 @@ def setup(tmp_path):
     return cfg, datasets, tasks
 
 
+@pytest.mark.slow
 def test_resumed_task_gives_the_uninterrupted_rows(setup, tmp_path):
     cfg, datasets, tasks = setup
     for task in tasks:
@@ -278,6 +279,7 @@ def _old_module_paths(blob: bytes) -> bytes:
     return text.replace(b"alprbf.svm_kernels.", b"alprbf.kernels.")
 
 
+@pytest.mark.slow
 def test_a_checkpoint_of_the_old_module_layout_resumes(tmp_path):
     """Checkpoints pickle classes by module path; one written before the modules moved
     (``alprbf.checkpoint``, ``alprbf.kernels``) resumes to the uninterrupted rows."""

@@ -77,6 +77,7 @@ def test_cli_lists_each_failure_on_one_line_and_exits_3(tmp_path):
     assert "Traceback" not in res.output + res.stderr
 
 
+@pytest.mark.slow
 def test_rerun_retries_only_the_failed_tasks(tmp_path, monkeypatch):
     """A task that failed once (here: a planted error on its first attempt) is retried by the
     next run, which runs nothing else; its rows equal those of a run where it never failed."""
@@ -135,6 +136,7 @@ def test_status_counts_failed_tasks_apart(tmp_path):
     assert sum(x.startswith("failed: wine__svc__random") for x in res.output.splitlines()) == 2
 
 
+@pytest.mark.slow
 def test_report_lists_failed_tasks_with_links_to_their_tracebacks(tmp_path):
     cfg = load_config(_failing_config(tmp_path))
     out = tmp_path / "r"

@@ -82,6 +82,7 @@ def test_an_extended_run_equals_a_fresh_run_of_the_larger_config(tmp_path):
     assert run_status(b, out).total("finished") == 4
 
 
+@pytest.mark.slow
 def test_extensions_chain_and_the_record_check_accepts_them(tmp_path):
     a = _cfg(tmp_path)
     b = _cfg(tmp_path, "b.yaml", **MORE_METHODS)

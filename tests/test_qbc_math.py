@@ -100,6 +100,7 @@ def test_empty_component_falls_back_to_the_prior():
     np.testing.assert_allclose(post.dirichlet[1], 1.0)
 
 
+@pytest.mark.slow
 def test_sampled_parameters_follow_eqs_40_to_42():
     """Moments over many draws match the Normal / Gamma / Dirichlet posteriors."""
     X, y, resp, counts = _toy(2, n=30, d=2, M=3, K=2)

@@ -55,6 +55,7 @@ def test_rerun_loads_only_the_data_sets_of_the_checked_tasks(tmp_path, monkeypat
     assert loaded == ["iris"]
 
 
+@pytest.mark.slow
 def test_first_fold_reruns_only_repetition_0_fold_0(tmp_path):
     cfg, record = _record(tmp_path)
     checked, diffs = check_record(cfg, record, ["*"], first_fold=True)

@@ -55,6 +55,7 @@ def test_the_same_results_give_the_same_figure_files(tmp_path):
     assert match == names and not mismatch and not errors
 
 
+@pytest.mark.slow
 def test_png_is_a_palette_preview_of_the_vector_figure(tmp_path, monkeypatch):
     """The PNG is a 256-colour palette image (small in the record); its pixels stay within a
     few levels of the full-colour rendering, and the PDF is written beside it."""

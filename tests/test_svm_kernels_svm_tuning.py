@@ -101,6 +101,7 @@ def test_direct_libsvm_refuses_a_non_finite_kernel():
         precomputed_svc_predict(K_train, codes, K_test, 1.0)
 
 
+@pytest.mark.slow
 def test_direct_libsvm_is_silent():
     # libsvm prints every optimisation unless told not to (SVC tells it on every fit); its C
     # output reaches the process's stdout, so run it in a fresh process and read that
