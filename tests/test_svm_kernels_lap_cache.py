@@ -180,3 +180,33 @@ def test_the_memo_is_not_pickled():
     assert est._new_rows_gram
     assert "_new_rows_gram" not in est.__getstate__()
     assert "_new_rows_gram" in est.__dict__
+
+
+def test_the_memo_shares_the_fold_grams_of_one_ratio(monkeypatch):
+    """``lap_validation="out_of_graph"``: the grid points of one ratio gamma_I / gamma_A share
+    their inner folds' Gram matrices with the memo on; the tuning's scores and its choice are
+    the plain path's, bit for bit, with fewer Gram computations."""
+    import alprbf.svm_kernels.svm as svm_module
+
+    X, y = make_moons(60, noise=0.25, random_state=1)
+    y_obs = np.full(len(y), np.nan)
+    first = np.r_[np.flatnonzero(y == 0)[:4], np.flatnonzero(y == 1)[:4]]
+    y_obs[first] = y[first]
+    plain_fold_grams, calls = svm_module._fold_grams, []
+    monkeypatch.setattr(svm_module, "_fold_grams",
+                        lambda *a: calls.append(a[1:]) or plain_fold_grams(*a))
+    fits = {}
+    for memoize in (False, True):
+        monkeypatch.setattr(KernelSVC, "memoize", memoize)
+        calls.clear()
+        est = KernelSVC(kernel="lap", lap_validation="out_of_graph", random_state=0,
+                        tuning_score="validation_expected", tie_rule="default_closest",
+                        tie_tolerance="one_se_binomial", gamma_grid=(0.5, 2.0),
+                        gamma_I_grid=(1e-2, 1.0, 100.0), gamma_A_grid=(1e-2, 1.0, 100.0))
+        fits[memoize] = (est.fit(X, y_obs), len(calls))
+    (plain, n_plain), (memo, n_memo) = fits[False], fits[True]
+    assert np.array_equal(plain.tuning_errors_, memo.tuning_errors_)
+    assert (plain.gamma_, plain.gamma_I_, plain.gamma_A_, plain.C_) == \
+        (memo.gamma_, memo.gamma_I_, memo.gamma_A_, memo.C_)
+    assert n_plain == len(plain.tuning_points_) == 18
+    assert n_memo < n_plain

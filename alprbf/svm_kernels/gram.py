@@ -689,13 +689,19 @@ class LaplacianDeformation:
 
     def _band_factor(self, c: float):
         """``I + c T`` factored: ("chol", F) with ``F F^T = I + c T`` in lower band storage, or
-        ("lu", ((b, b), ab)) when it is not definite (an indefinite base kernel)."""
+        ("lu", ((b, b), ab)) when it is not definite (an indefinite base kernel).  The last
+        ratio's factor is kept: a grid point asks for it once per set of rows it scores."""
+        kept = self.__dict__.get("_last_factor")
+        if kept is not None and kept[0] == c:
+            return kept[1]
         band = c * self._band
         band[0] += 1.0
         try:
-            return "chol", cholesky_banded(band, lower=True, check_finite=False)
+            factor = "chol", cholesky_banded(band, lower=True, check_finite=False)
         except np.linalg.LinAlgError:
-            return "lu", _symmetric_band(band)
+            factor = "lu", _symmetric_band(band)
+        self._last_factor = (c, factor)
+        return factor
 
     def gram(self, A, B=None, *, gamma_I: float, gamma_A: float) -> np.ndarray:
         """Deformed Gram matrix ``k~(A, B)`` through the band shortcut.
