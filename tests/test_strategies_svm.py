@@ -20,6 +20,7 @@ from alprbf.strategies.svm import (
     FourDS,
     distribution_deviation,
     distribution_scores,
+    expected_error,
     four_ds_weights,
     literal_diversity,
     set_mixture_diversity,
@@ -206,7 +207,8 @@ def test_weights_follow_the_state_of_the_process():
 
 # ------------------------------------------------------------------ 4DS batches
 
-def brute_force_four_ds(X, labeled, pool, f, lmbda, batch, diversity="literal"):
+def brute_force_four_ds(X, labeled, pool, f, lmbda, batch, diversity="literal",
+                        performance="margin_band"):
     """The greedy 4DS batch written out with loops and scipy densities (binary SVM f)."""
     comp = component_pdfs(X)
     p = comp @ WEIGHTS
@@ -220,7 +222,10 @@ def brute_force_four_ds(X, labeled, pool, f, lmbda, batch, diversity="literal"):
     dens = mm({i: p[i] for i in pool})
     deviation = sum(max(0.0, WEIGHTS[j] - np.mean([resp[i, j] for i in labeled]))
                     for j in range(3))
-    share = np.mean([abs(f[i]) < 1 for i in pool])
+    if performance == "margin_band":
+        share = np.mean([abs(f[i]) < 1 for i in pool])
+    else:          # binary scores (-f/2, f/2): max posterior 1 / (1 + exp(-|f|))
+        share = np.mean([1 - 1 / (1 + math.exp(-abs(f[i]))) for i in pool])
     chosen = []
     for step in range(batch):
         lam = 0.0 if step == 0 else lmbda
@@ -247,9 +252,10 @@ def brute_force_four_ds(X, labeled, pool, f, lmbda, batch, diversity="literal"):
     return chosen
 
 
+@pytest.mark.parametrize("performance", ["margin_band", "expected_error"])
 @pytest.mark.parametrize("diversity", ["literal", "set_mixture"])
 @pytest.mark.parametrize("lmbda", [0.0, 0.2, 0.7])
-def test_four_ds_batch_equals_brute_force(lmbda, diversity):
+def test_four_ds_batch_equals_brute_force(lmbda, diversity, performance):
     rng = np.random.default_rng(4)
     n = 40
     pts = np.concatenate([rng.multivariate_normal(m, c, size=n // 4 + 4)
@@ -259,10 +265,10 @@ def test_four_ds_batch_equals_brute_force(lmbda, diversity):
     labeled = [0, 1, 2, 3, 30]                      # mostly from the first component
     y[labeled] = 0
     learner = FakeSVMLearner(pts, *two_class_values(f))
-    strategy = FourDS(lmbda=lmbda, diversity=diversity)
+    strategy = FourDS(lmbda=lmbda, diversity=diversity, performance=performance)
     picked = strategy.query(pts, y, learner, 5, np.random.default_rng(0))
     pool = [i for i in range(n) if i not in labeled]
-    expected = brute_force_four_ds(pts, labeled, pool, f, lmbda, 5, diversity)
+    expected = brute_force_four_ds(pts, labeled, pool, f, lmbda, 5, diversity, performance)
     assert picked.tolist() == expected
 
 
@@ -327,7 +333,7 @@ def test_rbf_pairwise_oracle_uses_the_rbf_gram():
 
 def test_bad_parameters_are_refused():
     for params in ({"lmbda": 1.5}, {"lmbda": -0.1}, {"multiclass": "ovr"},
-                   {"density": "p"}, {"diversity": "parzen"}):
+                   {"density": "p"}, {"diversity": "parzen"}, {"performance": "accuracy"}):
         with pytest.raises(ValueError, match="four_ds: invalid"):
             FourDS(**params)
     with pytest.raises(ValueError, match="uncertainty_svm: invalid multiclass"):
@@ -420,3 +426,28 @@ def test_density_model_is_the_refined_model_with_refine(kernel):
     else:
         assert est.kernel_density_ is None and est.resp_ is None   # the kernel needs neither
     assert refined.density_model() is model                        # once per fit
+
+
+def test_expected_error_on_hand_worked_scores():
+    """``1 - max softmax``: scores (-0.5, 0.5) give 1 - 1 / (1 + e^-1) = 0.268941...; a row
+    with one labeled class gives 0; three classes with equal scores give 2/3."""
+    assert expected_error(np.array([[-0.5, 0.5]])) == pytest.approx(0.2689414213699951)
+    assert expected_error(np.array([[0.0, -np.inf]])) == 0.0
+    assert expected_error(np.array([[-0.5, 0.5], [0.0, -np.inf]])) == \
+        pytest.approx(0.2689414213699951 / 2)
+    assert expected_error(np.zeros((1, 3))) == pytest.approx(2 / 3)
+    assert expected_error(np.empty((0, 2))) == 0.0
+
+
+def test_expected_error_does_not_stay_at_density_when_the_margin_band_does():
+    """The case of decision 0310: a soft-margin SVM with small |f| everywhere (every pool row
+    inside the margin band) gives the distance no weight under ``margin_band``; under
+    ``expected_error`` the distance keeps at least half of what the distribution leaves
+    (two classes: e <= 1/2)."""
+    f = np.full(50, 0.3)
+    scores, _ = two_class_values(f)
+    band = four_ds_weights(0.1, float(np.mean(np.abs(f) < 1)), 0.0)
+    expected = four_ds_weights(0.1, expected_error(scores), 0.0)
+    assert band.distance == 0.0 and band.density == pytest.approx(0.9)
+    assert expected.distance >= 0.45
+    assert expected.distance + expected.density == pytest.approx(0.9)

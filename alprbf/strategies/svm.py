@@ -73,6 +73,14 @@ The paper describes the self-adaptive weights in words and cites Reitmaier & Sic
     need state carried across queries, so the level is used (the strategy stays a pure
     function of the current state, as checkpoints need).  scikit-activeml uses ``1 - e``
     with ``e`` the mean ``1 - max posterior`` for the same split in its batch branch.
+    ``performance="expected_error"`` takes that estimate for ``e`` instead (:func:`expected_error`:
+    the mean over the pool of ``1 - max_k P(k | x)``, P the softmax of the SVM's scores, the
+    posterior :meth:`~alprbf.svm_kernels.svm.KernelSVC.predict_proba` gives; Reitmaier & Sick
+    2013's eq 14 as scikit-activeml reads it).  The margin band is in the kernel's own units:
+    under the RWM kernel the soft-margin SVM leaves 79-98 % of clouds' pool inside it at every
+    round up to 400 labels, so the distance weight stays at 0.01-0.20 and 4DS never leaves the
+    density criterion; the expected error lies in ``[0, 1 - 1/K]`` whatever the kernel's scale
+    (docs/decisions/0310).
   - diversity: ``lambda`` (0 for a batch's first row).  The four weights sum to 1.
 * **lambda.**  The paper picks it from ``{0, 0.1, ..., 1}`` by 5-fold CV on the training data.
   Here it is a parameter, default 0.2 (scikit-activeml's default for a batch of 5:
@@ -92,7 +100,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from scipy.special import logsumexp
+from scipy.special import log_softmax, logsumexp
 
 from ..models.base import labeled_mask
 from ..svm_kernels.density import log_component_densities
@@ -102,6 +110,7 @@ from .base import QueryStrategy, select_top
 MULTICLASS_RULES = ("pairwise", "gap")
 DENSITY_SCALES = ("likelihood", "log")
 DIVERSITY_READINGS = ("literal", "set_mixture")
+PERFORMANCE_READINGS = ("margin_band", "expected_error")
 
 
 # ------------------------------------------------------------------------ pure functions
@@ -225,6 +234,22 @@ def set_mixture_diversity(resp_candidates: np.ndarray, log_comp_candidates: np.n
     return -(own + members.sum(axis=1)) / size
 
 
+def expected_error(scores: np.ndarray) -> float:
+    """Mean over the rows of ``1 - max_k P(k | x)``, ``P`` the softmax of ``scores`` (the SVM's
+    uncalibrated posterior); 0 without rows.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (n, K)
+        ``KernelSVC.scores`` (``-inf`` for a class without a label).
+    """
+    if len(scores) == 0:
+        return 0.0
+    with np.errstate(invalid="ignore"):
+        top = np.exp(np.max(log_softmax(scores, axis=1), axis=1))
+    return float(np.mean(1.0 - top))
+
+
 class FourDSWeights(NamedTuple):
     """Weights of the four criteria (they sum to 1)."""
 
@@ -242,7 +267,8 @@ def four_ds_weights(deviation: float, uncertain_share: float, lmbda: float) -> F
     deviation : float in [0, 1]
         :func:`distribution_deviation` of the labeled set.
     uncertain_share : float in [0, 1]
-        Share of pool rows inside the margin band.
+        ``e``: the share of pool rows inside the margin band, or the SVM's expected error
+        (``FourDS.performance``).
     lmbda : float in [0, 1]
         Diversity weight (0 for a batch's first row).
     """
@@ -314,22 +340,28 @@ class FourDS(QueryStrategy):
     diversity : {"literal", "set_mixture"}, default="literal"
         Eq 20 with the pool's mixture, or the entropy of the query set under the mixture
         re-weighted by the set (:func:`set_mixture_diversity`).
+    performance : {"margin_band", "expected_error"}, default="margin_band"
+        The classifier's state ``e`` that splits distance and density: the share of pool rows
+        with ``|f| < 1``, or :func:`expected_error` of the pool (module docstring).
     """
 
     required_model_methods = ("svm_decision_values", "density_model")
 
     def __init__(self, lmbda: float = 0.2, multiclass: str = "pairwise",
-                 density: str = "likelihood", diversity: str = "literal") -> None:
+                 density: str = "likelihood", diversity: str = "literal",
+                 performance: str = "margin_band") -> None:
         check_real("four_ds", "lmbda", lmbda, 0.0)
         if lmbda > 1:
             raise ValueError(f"four_ds: invalid lmbda={lmbda!r}; valid: a real number in [0, 1]")
         check_choice("four_ds", "multiclass", multiclass, MULTICLASS_RULES)
         check_choice("four_ds", "density", density, DENSITY_SCALES)
         check_choice("four_ds", "diversity", diversity, DIVERSITY_READINGS)
+        check_choice("four_ds", "performance", performance, PERFORMANCE_READINGS)
         self.lmbda = float(lmbda)
         self.multiclass = multiclass
         self.density = density
         self.diversity = diversity
+        self.performance = performance
 
     def query(self, X, y, model, batch_size, rng):
         _no_model_methods("four_ds", model, self.required_model_methods)
@@ -368,7 +400,8 @@ class FourDS(QueryStrategy):
         density_term = min_max(np.exp(log_p - log_p.max()) if self.density == "likelihood"
                                else log_p)
         deviation = distribution_deviation(resp_lab, mixture.weights)
-        share = float(np.mean(margin < 1.0))
+        share = float(np.mean(margin < 1.0)) if self.performance == "margin_band" \
+            else expected_error(scores)
         first = four_ds_weights(deviation, share, 0.0)
         later = four_ds_weights(deviation, share, self.lmbda)
 
