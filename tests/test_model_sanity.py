@@ -71,7 +71,7 @@ CORRECTED_003 = ROOT / "configs" / "experiments" / "reitmaier2016_corrected.yaml
 
 
 def _corrected(label: str) -> dict:
-    """The parameters the corrected table-003 config (decisions 0301-0307) gives the model
+    """The parameters the corrected table-003 config (decisions 0301-0310) gives the model
     labelled ``label``, read by the loader every run uses."""
     return next(model.params for model, _ in load_config(CORRECTED_003).methods
                 if model.label == label)
@@ -88,6 +88,10 @@ CASES = [
     # the RWM SVM as the corrected pipeline runs it (issue 50's acceptance: with all labels
     # near the RBF SVM on iris, wine, seeds)
     Case("kernel_svm-rwm-corrected", "kernel_svm", "svm", _corrected("rwm")),
+    # the other kernels as the corrected pipeline runs them: sanity before the verdict
+    Case("kernel_svm-gmm-corrected", "kernel_svm", "svm", _corrected("gmm")),
+    Case("kernel_svm-lap-corrected", "kernel_svm", "svm", _corrected("lap")),
+    Case("kernel_svm-rbf-corrected", "kernel_svm", "svm", _corrected("rbf")),
     Case("tuned_svc", "tuned_svc", "svm",
          {"gamma_range": [-15, 3], "C_range": [-5, 15], "inner_folds": 9, "cv_seed": 0}),
     # label models: configs/table_004.yaml
@@ -165,7 +169,8 @@ ALLOWED_FAILURES: dict[tuple[str, str], str] = {
 #: models of the RWM/GMM kernels and CMM, LAP's search, the line searches over inner folds,
 #: and the table-003 curves ("curve").
 SLOW: set[str] = {"kernel_svm-rbf", "kernel_svm-rwm", "kernel_svm-rwm-corrected", "kernel_svm-gmm",
-                  "kernel_svm-lap", "tuned_svc",
+                  "kernel_svm-lap", "kernel_svm-gmm-corrected", "kernel_svm-lap-corrected",
+                  "kernel_svm-rbf-corrected", "tuned_svc",
                   "incremental_prbf_split_selected", "cmm_sha", "cmm_sep", "curve"}
 
 MIRRORED = {"seeds"}
