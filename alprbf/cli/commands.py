@@ -80,7 +80,8 @@ def run(
     rerun_changed: Annotated[bool, typer.Option(
         help="The results directory holds another config's results: keep the tasks both "
              "configs define alike, delete and re-run the others (changed data sets or "
-             "methods).")] = False,
+             "methods). The changed tasks of the whole directory are deleted, also those "
+             "--only leaves out.")] = False,
     scale: Annotated[str, typer.Option(help="smoke or full (or a scale the config defines).")]
     = "full",
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
