@@ -14,6 +14,9 @@ every other pool row labeled (the tuned values kept, the kernel's structure buil
 rows only: the LAP kernel's kNN graph, the density model), as the loop's model predicts the
 test rows, which are never in its graph or its density model.  On-pool capacity cannot see a
 kernel that fits its graph and not the space around it; this *held-out capacity* can.
+Where the first fit's search was skipped (a class below two rows in ``L_1``), the loop tunes
+at a later fit, and so do these fits: both capacities are then those of values tuned with
+every label of the rows fitted.
 
 Usage (needs the data set mirror)::
 
