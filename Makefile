@@ -125,6 +125,7 @@ RECORD_CHECKS := \
   configs/table_002_floor.yaml|results/table-002-full/table_002_floor|--only 'pima__*_floor1e-8__*'; \
   configs/table_004.yaml|results/table-004-full/table_004|--only 'mnist-n1250-3__*'; \
   configs/table_003.yaml|results/table-003-full/table_003|--only 'iris__*' --only 'wine__*'; \
+  configs/experiments/reitmaier2016_corrected.yaml|results/table-003-full/table_003_corrected|--only 'iris__*' --only 'wine__*'; \
   configs/table_000.yaml|results/table-000-full/table_000|--only 'segmentation__active_prbf_literal__posterior_ratio__r0__f0'; \
   configs/table_000_gate.yaml|results/table-000-full/table_000_gate|--only 'segmentation__active_prbf_supported__posterior_ratio__r0__f0'; \
   configs/table_000.yaml|results/table-000-full/table_000|--queries 40 \
