@@ -325,6 +325,15 @@ def test_every_model_has_a_case():
 def test_model_with_every_label_matches_its_reference(case: Case, name: str,
                                                       session_cache_dir: Path,
                                                       pool_density_once):
+    check_case(case, name, session_cache_dir, every_fold=True)
+
+
+def check_case(case: Case, name: str, session_cache_dir: Path, *, every_fold: bool) -> None:
+    """Fit ``case`` on each fold of ``name`` with every training row labeled; assert that it
+    predicts every class (on every fold's test rows, or with ``every_fold=False`` pooled over
+    the folds, every class of at least ``FOLDS`` rows that the reference predicts right at
+    least once) and comes within the margin of its family's reference (the sklearn wrappers:
+    identical predictions)."""
     X, y = dataset(name)
     K = int(y.max()) + 1
     pred = np.empty_like(y)
@@ -332,7 +341,17 @@ def test_model_with_every_label_matches_its_reference(case: Case, name: str,
         learner = fitted_learner(case, Xtr, ytr, f, K)
         pred[test] = learner.predict(Xte)
         missing = sorted(set(range(K)) - set(pred[test].tolist()))
-        assert not missing, f"{case.id} on {name} fold {f}: never predicts class {missing}"
+        assert not (every_fold and missing), \
+            f"{case.id} on {name} fold {f}: never predicts class {missing}"
+    if not every_fold:
+        # the classes a sanity check can demand: of at least FOLDS rows, and recognised by the
+        # reference at least once (glass's class 2, 17 rows: the tuned RBF SVC predicts it 4
+        # times, all wrong)
+        ref = reference_predictions(case.family, name, session_cache_dir)
+        counts = np.bincount(y, minlength=K)
+        known = set(np.flatnonzero(counts >= FOLDS).tolist()) & set(y[ref == y].tolist())
+        missing = sorted(known - set(pred.tolist()))
+        assert not missing, f"{case.id} on {name}: never predicts class {missing}"
         if case.family == "sklearn":
             ref = wrapped_estimator(learner, f).fit(Xtr, ytr).predict(Xte)
             np.testing.assert_array_equal(pred[test], ref,
@@ -344,6 +363,51 @@ def test_model_with_every_label_matches_its_reference(case: Case, name: str,
     margin = MARGINS[case.family]
     assert acc >= ref - margin, (f"{case.id} on {name}: {acc:.1f} % vs reference "
                                  f"{ref:.1f} % (margin {margin} points)")
+
+
+# ------------------------------------------------------------------ table-003 data sets
+
+#: Table 003's data sets beyond the standard three on which the corrected kernels of
+#: Reitmaier et al. 2016 are checked (docs/sanity.md): small, continuous, and with classes
+#: of a few rows (ecoli: two classes of 2 rows), so "every class" is pooled over the folds
+#: and means the classes of at least ``FOLDS`` rows that the reference recognises.
+DATASETS_003 = ("glass", "ecoli", "pima")
+MIRRORED |= set(DATASETS_003)
+CORRECTED_CASES = ("kernel_svm-rbf-corrected", "kernel_svm-rwm-corrected",
+                   "kernel_svm-gmm-corrected", "kernel_svm-lap-corrected")
+#: Left out for cost only: LAP's search on pima's 614 training rows takes about 2 minutes.
+SKIPPED_003 = {("kernel_svm-lap-corrected", "pima")}
+_I50_003 = ("issue 50: the corrected {kernel} SVM with every label: {acc} % vs the tuned RBF "
+            "SVC's {ref} % (the corrected RBF SVM: {rbf} %); training side, refinement with "
+            "the labels and M0's small components (docs/sanity.md)")
+#: (kernel, data set) -> (its pooled accuracy, the reference's, the corrected RBF SVM's), %.
+_MEASURED_003 = {("rwm", "glass"): (63.6, 69.2, 70.6), ("gmm", "glass"): (63.6, 69.2, 70.6),
+                 ("rwm", "ecoli"): (82.1, 86.9, 86.9), ("gmm", "ecoli"): (82.4, 86.9, 86.9),
+                 ("rwm", "pima"): (73.8, 77.1, 75.8), ("gmm", "pima"): (75.0, 77.1, 75.8)}
+#: (case id, data set) -> reason, as ``ALLOWED_FAILURES``.
+ALLOWED_FAILURES_003: dict[tuple[str, str], str] = {
+    (f"kernel_svm-{kernel}-corrected", name): _I50_003.format(kernel=kernel.upper(), acc=acc,
+                                                             ref=ref, rbf=rbf)
+    for (kernel, name), (acc, ref, rbf) in _MEASURED_003.items()}
+
+
+def _case_params_003():
+    for cid in CORRECTED_CASES:
+        case = next(c for c in CASES if c.id == cid)
+        for name in DATASETS_003:
+            if (cid, name) in SKIPPED_003:
+                continue
+            marks = [*_mirror_marks(name), pytest.mark.slow]
+            reason = ALLOWED_FAILURES_003.get((cid, name))
+            if reason is not None:
+                marks.append(pytest.mark.xfail(strict=True, reason=reason))
+            yield pytest.param(case, name, marks=marks, id=f"{cid}-{name}")
+
+
+@pytest.mark.parametrize(("case", "name"), list(_case_params_003()))
+def test_corrected_kernel_on_table_003_data(case: Case, name: str, session_cache_dir: Path,
+                                            pool_density_once):
+    check_case(case, name, session_cache_dir, every_fold=False)
 
 
 # ------------------------------------------------------------------ table-003 learning curve
