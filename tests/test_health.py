@@ -99,6 +99,39 @@ def test_degenerate_cells_get_their_own_verdict():
     assert "0 of 3 cells within" in reference.summary(out)[0]
 
 
+def test_cells_of_a_model_failing_the_sanity_suite_get_no_verdict(tmp_path):
+    path = tmp_path / "sanity.yaml"
+    path.write_text("fail:\n  - experiment: exp\n    dataset: [d, f*]\n    method: 'm / *'\n"
+                    "    reason: trails its reference\n")
+    entries = health.load_sanity_failures(path)
+    assert [(e.experiment, e.datasets, e.method) for e in entries] == [
+        ("exp", ("d", "f*"), "m / *")]
+    cells = pd.DataFrame({"our_dataset": ["d", "d", "e", "fx", "d"],
+                          "our_method": ["m / s", "n / s", "m / s", "m / t", "m / s"],
+                          "verdict": ["within std", "outside", "outside", "outside", "not run"],
+                          "primary": True, "table": "T", "metric": "error_at_budget",
+                          "ref_std": 1.0})
+    out = reference.mark_sanity(cells, lambda d, m: any(e.matches("exp", d, m)
+                                                         for e in entries))
+    assert out["verdict"].tolist() == [reference.NO_VERDICT_SANITY, "outside", "outside",
+                                       reference.NO_VERDICT_SANITY, "not run"]
+    line = reference.summary(out)[0]
+    assert "0 of 5 cells within" in line and "2 outside" in line
+    assert "2 without a verdict (the model fails the sanity suite)" in line
+    # another experiment's cells are not touched
+    other = reference.mark_sanity(cells, lambda d, m: any(e.matches("other", d, m)
+                                                           for e in entries))
+    assert other["verdict"].tolist() == cells["verdict"].tolist()
+
+
+def test_a_malformed_sanity_list_is_one_error_naming_the_file(tmp_path):
+    path = tmp_path / "sanity.yaml"
+    path.write_text("fail:\n  - experiment: exp\n    method: m\n")
+    res = runner.invoke(app, ["report", str(tmp_path), "--sanity", str(path)])
+    assert res.exit_code == 2
+    assert "sanity list" in res.output and "entry 1" in res.output
+
+
 # --------------------------------------------------------------------------- end to end
 
 

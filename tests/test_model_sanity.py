@@ -34,6 +34,7 @@ from alprbf.engine.config import load_config, parse_config
 from alprbf.engine.protocol import run_task
 from alprbf.engine.runner import load_datasets, plan
 from alprbf.models import MODELS
+from alprbf.report.health import load_sanity_failures
 from alprbf.svm_kernels.svm import DEFAULT_GRID
 
 from .session_cache import computed_once, once_per_session
@@ -402,6 +403,23 @@ def _case_params_003():
             if reason is not None:
                 marks.append(pytest.mark.xfail(strict=True, reason=reason))
             yield pytest.param(case, name, marks=marks, id=f"{cid}-{name}")
+
+
+def test_sanity_list_names_exactly_the_failing_corrected_kernels():
+    """results/sanity-failures.yaml, which withholds the verdicts of `alprbf report --sanity`,
+    names a corrected table-003 kernel's cells exactly where its case is a strict xfail."""
+    entries = load_sanity_failures(ROOT / "results" / "sanity-failures.yaml")
+    strategies = {}
+    for model, strategy in load_config(CORRECTED_003).methods:
+        strategies.setdefault(model.label, []).append(strategy.label)
+    for cid in CORRECTED_CASES:
+        kernel = cid.split("-")[1]
+        for name in (*DATASET_NAMES, *DATASETS_003):
+            failing = (cid, name) in ALLOWED_FAILURES or (cid, name) in ALLOWED_FAILURES_003
+            for strategy in strategies[kernel]:
+                listed = any(e.matches(load_config(CORRECTED_003).name, name,
+                                       f"{kernel} / {strategy}") for e in entries)
+                assert listed == failing, (cid, name, strategy)
 
 
 @pytest.mark.parametrize(("case", "name"), list(_case_params_003()))

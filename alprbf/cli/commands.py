@@ -181,6 +181,10 @@ def report(
     figures: Annotated[bool, typer.Option(
         help="Draw the figures (learning curves, CD diagram); --no-figures writes the tables "
              "alone, in a fraction of the time.")] = True,
+    sanity: Annotated[Path | None, typer.Option(
+        help="YAML list of the cells whose model fails the sanity suite (key 'fail', entries "
+             "as in the health allow-list, e.g. results/sanity-failures.yaml): their "
+             "published values get no verdict.")] = None,
 ) -> None:
     """Tables and plots from the Parquet results (never re-runs anything)."""
     formats = tuple(f.strip() for f in format.split(",") if f.strip())
@@ -196,7 +200,8 @@ def report(
                            methods=patterns, curve_accuracy=curve_accuracy,
                            merge_datasets=merge_datasets,
                            error_at_fraction=_fractions(error_at_fraction),
-                           rank_by=rank_by, posthoc=posthoc, figures=figures)
+                           rank_by=rank_by, posthoc=posthoc, figures=figures,
+                           sanity=sanity)
     for p in written:
         typer.echo(str(p))
 

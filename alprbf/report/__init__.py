@@ -100,6 +100,7 @@ class ReportOptions:
     rank_by: str = "accuracy"
     posthoc: str = "nemenyi"
     figures: bool = True
+    sanity: tuple[health.Allowed, ...] = ()
 
     def selected(self, full_label: str) -> bool:
         """Whether ``--methods`` keeps the method ``"model / strategy"``."""
@@ -113,7 +114,8 @@ def build_report(results_root: str | Path, out_dir: str | Path | None = None,
                  window: float = 0.2, methods: Sequence[str] | None = None,
                  curve_accuracy: str = "test", merge_datasets: str | None = None,
                  error_at_fraction: Sequence[float] = (), rank_by: str = "accuracy",
-                 posthoc: str = "nemenyi", figures: bool = True) -> list[Path]:
+                 posthoc: str = "nemenyi", figures: bool = True,
+                 sanity: str | Path | None = None) -> list[Path]:
     """Write the report of every experiment below ``results_root``.
 
     Parameters
@@ -161,6 +163,10 @@ def build_report(results_root: str | Path, out_dir: str | Path | None = None,
         Draw the figures (learning curves, CD diagram, the HTML page's per-data-set curves).
         False writes every table and note as with True, and ``report.md`` says that the
         figures were left out: drawing is most of a report's time on many data sets.
+    sanity : path, optional
+        A YAML list of the cells whose model fails the sanity suite
+        (:func:`alprbf.report.health.load_sanity_failures`; the project's is
+        ``results/sanity-failures.yaml``): their published values get no verdict.
 
     Returns
     -------
@@ -187,7 +193,8 @@ def build_report(results_root: str | Path, out_dir: str | Path | None = None,
                          alpha, q_alpha, rp_measure,
                          load_reference(reference) if reference is not None else None, window,
                          tuple(methods or ()), curve_accuracy, merge_datasets, fractions,
-                         rank_by, posthoc, bool(figures))
+                         rank_by, posthoc, bool(figures),
+                         tuple(health.load_sanity_failures(sanity)) if sanity is not None else ())
     root = Path(results_root)
     experiments = find_experiments(root)
     out = Path(out_dir) if out_dir is not None else root / "report"
@@ -614,6 +621,8 @@ def _reference_cells(exp: Experiment, df: pd.DataFrame, labels: pd.DataFrame,
     matched = match_reference(ref, labels, present, plan, exp.config_datasets(),
                               opts.selected, scaled=exp.scale != "full")
     cells = reference.mark_degenerate(reference.compare(ref, matched, ours), cell_health)
+    cells = reference.mark_sanity(cells, lambda dataset, method: any(
+        s.matches(exp.name, dataset, method) for s in opts.sanity))
     if (matched["our_dataset"] == SUMMARY).any():
         n = df["dataset"].nunique()
         parts.notes.append(f"Summary cells (dataset `all`: means, ranks, wins, chi2, CD) are "

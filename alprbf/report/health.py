@@ -162,12 +162,25 @@ def load_allow_list(path: str | Path) -> list[Allowed]:
     """The entries of an allow-list YAML file: a list of mappings with ``experiment``,
     ``dataset`` (a shell pattern or a list of them), ``method`` (shell pattern) and a
     non-empty ``reason``."""
+    return load_cell_list(path, "allow", "health allow-list")
+
+
+def load_sanity_failures(path: str | Path) -> list[Allowed]:
+    """The cells whose model fails the sanity suite (docs/sanity.md), from a YAML file with
+    the allow-list's entry format under the key ``fail``: their published values get no
+    verdict in a report (``alprbf report --sanity``)."""
+    return load_cell_list(path, "fail", "sanity list")
+
+
+def load_cell_list(path: str | Path, key: str, what: str) -> list[Allowed]:
+    """The entries under ``key`` of a YAML file naming cells (``experiment``, ``dataset``,
+    ``method``, ``reason``: :func:`load_allow_list`); ``what`` names the file in errors."""
     path = Path(path)
     try:
         raw = yaml.safe_load(path.read_text()) or []
     except (OSError, yaml.YAMLError) as exc:
-        raise UserError(f"cannot read the health allow-list {path}: {exc}") from None
-    entries = raw.get("allow", []) if isinstance(raw, dict) else raw
+        raise UserError(f"cannot read the {what} {path}: {exc}") from None
+    entries = raw.get(key, []) if isinstance(raw, dict) else raw
     keys = ("experiment", "dataset", "method", "reason")
     out = []
     for i, e in enumerate(entries if isinstance(entries, list) else [None]):
@@ -176,7 +189,7 @@ def load_allow_list(path: str | Path) -> list[Allowed]:
         if (not isinstance(e, dict) or set(e) != set(keys) or not str(e["reason"]).strip()
                 or not datasets or any(d is None or isinstance(d, (list, dict))
                                        for d in datasets)):
-            raise UserError(f"health allow-list {path}: entry {i + 1} must have exactly the "
+            raise UserError(f"{what} {path}: entry {i + 1} must have exactly the "
                             f"keys {', '.join(keys)} (dataset a pattern or a list of them, "
                             "reason non-empty)")
         out.append(Allowed(str(e["experiment"]), tuple(str(d) for d in datasets),

@@ -164,7 +164,7 @@ def verdict_class(text: str) -> str:
         return "v-bad"
     if t.startswith("degenerate") or (re.fullmatch(r"\d+ of \d+", t) and not t.startswith("0 ")):
         return "v-deg"
-    if t.startswith(("no value", "not ", "unmapped", "n/a")):
+    if t.startswith(("no value", "no verdict", "not ", "unmapped", "n/a")):
         return "v-na"
     return ""
 

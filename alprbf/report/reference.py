@@ -23,12 +23,17 @@ Verdict (for each reading with a value of ours; Δ = ours − published):
   refuses such a file);
 * ``degenerate in k of n tasks``: k of the cell's tasks are constant predictors at their end
   or for much of their curve (:mod:`alprbf.report.health`); such a number is not the
-  method's, so it is neither within nor outside.
+  method's, so it is neither within nor outside;
+* ``no verdict: fails the sanity suite``: the model of the cell's method fails the sanity
+  suite on the cell's data set (with every label it trails a plain learner of its family,
+  docs/sanity.md), as a list given to ``alprbf report --sanity`` says; a verdict waits for the
+  fix.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -66,6 +71,7 @@ OUTSIDE = "outside"
 NOT_COMPARABLE = "not comparable"
 NO_VALUE = "no value"
 DEGENERATE = "degenerate"
+NO_VERDICT_SANITY = "no verdict: fails the sanity suite"
 
 
 def health_verdict(k: int, n: int) -> str:
@@ -155,6 +161,21 @@ def mark_degenerate(cells: pd.DataFrame, health: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def mark_sanity(cells: pd.DataFrame, fails: Callable[[str, str], bool]) -> pd.DataFrame:
+    """``cells`` with the verdict of every reading whose (our data set, our method) ``fails``
+    the sanity suite replaced by :data:`NO_VERDICT_SANITY`: a model that does not come near a
+    plain learner of its family with every label has no verdict against a paper (docs/sanity.md).
+    """
+    if cells.empty:
+        return cells
+    out = cells.copy()
+    for i, r in enumerate(out.itertuples(index=False)):
+        if r.verdict not in ("not run", "not selected", "unmapped") and \
+                fails(r.our_dataset, r.our_method):
+            out.iat[i, out.columns.get_loc("verdict")] = NO_VERDICT_SANITY
+    return out
+
+
 def summary(cells: pd.DataFrame) -> list[str]:
     """One line per published table: how many of its cells agree (primary readings).
 
@@ -177,6 +198,9 @@ def summary(cells: pd.DataFrame) -> list[str]:
         if degenerate:
             parts.append(f"{degenerate} degenerate (learners that do not learn in some tasks; "
                          "see the health table)")
+        sanity = int((v == NO_VERDICT_SANITY).sum())
+        if sanity:
+            parts.append(f"{sanity} without a verdict (the model fails the sanity suite)")
         for other in (NOT_COMPARABLE, "not selected", NO_VALUE, "unmapped"):
             n = int((v == other).sum())
             if n:
