@@ -45,9 +45,9 @@ BUNDLED = {"iris", "wine"}     # the copies sklearn ships, as the sanity suite r
 
 
 def load(name: str) -> tuple[np.ndarray, np.ndarray]:
-    cls = DATASETS[name]
-    ds = cls().load() if name in BUNDLED else cls().load_files(allow_download=False,
-                                                                progress=False)
+    source = DATASETS[name]()
+    files = name not in BUNDLED and hasattr(source, "load_files")   # generated: no files
+    ds = source.load_files(allow_download=False, progress=False) if files else source.load()
     return ds.X.astype(np.float64), ds.y.astype(np.int64)
 
 
