@@ -9,23 +9,34 @@ fold's pool, draws random labeled sets of several sizes and reports, per size an
 disputed components, the class purity of each component's labeled members and the J of the
 refined model.  Training side only: no test row is read, no SVM is fitted after M0.
 
+With ``--task`` the labeled sets are a recorded task's instead of random draws: its pool (the
+fold's training rows, preprocessed as the config does) and the rows it had labeled when it
+reached each size (its ``queried`` column), as 4DS chose them (§5.2's run is RWM-4DS).
+
 Usage::
 
     python benchmarks/reitmaier2016_disputed.py clouds --labels 20 40 120 400 --draws 3
+    python benchmarks/reitmaier2016_disputed.py clouds --labels 18 58 118 258 \
+        --task results/table-003-full/table_003_corrected/tasks/clouds__rwm__four_ds__r0__f0.parquet
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import warnings
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 from sklearn.model_selection import StratifiedKFold
 from sklearn.preprocessing import StandardScaler
 
 from alprbf.datasets import DATASETS
 from alprbf.engine.config import load_config
+from alprbf.engine.protocol import split_rows
+from alprbf.engine.runner import load_datasets, plan
+from alprbf.engine.seeding import derive_seed
 from alprbf.models import MODELS
 from alprbf.svm_kernels.density import DensityOptions, covariance_of, responsibilities
 from alprbf.svm_kernels.refinement import refine_density
@@ -34,21 +45,52 @@ ROOT = Path(__file__).resolve().parents[1]
 CORRECTED = ROOT / "configs" / "experiments" / "reitmaier2016_corrected.yaml"
 
 
+def recorded_task(path: Path):
+    """The pool (preprocessed), its labels, the number of classes and a function giving the
+    pool positions the task had labeled when it reached ``n`` labels."""
+    cfg = load_config(CORRECTED).with_scale("full")
+    task = next(t for t in plan(cfg) if t.task_id == path.name.removesuffix(".parquet"))
+    cfg = dataclasses.replace(cfg, datasets=(task.dataset,))
+    ds = load_datasets(cfg)[task.dataset.label]
+    protocol = cfg.protocol_for(task.dataset)
+    seed = derive_seed(protocol.seed, "folds", task.dataset.label, task.repetition)
+    train, _ = split_rows(ds, protocol, seed, fold=task.fold)[task.fold]
+    transform = task.dataset.preprocessing.fit_fold(ds.X[train], ds.categorical)
+    position = {int(r): i for i, r in enumerate(train)}
+    rows = pd.read_parquet(path, columns=["n_labeled", "queried"])
+
+    def labeled(n: int) -> np.ndarray:
+        upto = rows[rows["n_labeled"] <= n]
+        if upto.empty or int(upto["n_labeled"].iloc[-1]) != n:
+            sizes = rows["n_labeled"].tolist()
+            raise SystemExit(f"the task never had exactly {n} labels; sizes: {sizes[:6]} ...")
+        return np.array([position[int(r)] for q in upto["queried"] for r in q])
+
+    return (transform(ds.X[train]), ds.y[train].astype(np.int64), int(ds.y.max()) + 1,
+            labeled)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("dataset")
     ap.add_argument("--labels", type=int, nargs="+", default=[20, 40, 120, 400])
     ap.add_argument("--draws", type=int, default=3)
     ap.add_argument("--fold", type=int, default=0)
+    ap.add_argument("--task", type=Path, default=None,
+                    help="a recorded task file of the corrected config: its pool and labeled sets")
     args = ap.parse_args()
     warnings.filterwarnings("ignore", message="The least populated class")
-    source = DATASETS[args.dataset]()
-    ds = source.load_files(allow_download=False, progress=False) \
-        if hasattr(source, "load_files") else source.load()
-    X, y = ds.X.astype(np.float64), ds.y.astype(np.int64)
-    folds = StratifiedKFold(5, shuffle=True, random_state=2013).split(X, y)
-    pool = list(folds)[args.fold][0]
-    Xp, yp, K = StandardScaler().fit_transform(X[pool]), y[pool], int(y.max()) + 1
+    if args.task is None:
+        source = DATASETS[args.dataset]()
+        ds = source.load_files(allow_download=False, progress=False) \
+            if hasattr(source, "load_files") else source.load()
+        X, y = ds.X.astype(np.float64), ds.y.astype(np.int64)
+        folds = StratifiedKFold(5, shuffle=True, random_state=2013).split(X, y)
+        pool = list(folds)[args.fold][0]
+        Xp, yp, K = StandardScaler().fit_transform(X[pool]), y[pool], int(y.max()) + 1
+        labeled_sets = None
+    else:
+        Xp, yp, K, labeled_sets = recorded_task(args.task)
     params = next(m.params for m, _ in load_config(CORRECTED).methods if m.label == "rwm")
     svm = MODELS["kernel_svm"](n_classes=K, random_state=0, **params)
     start = np.full(len(yp), np.nan)
@@ -57,16 +99,18 @@ def main() -> None:
     svm.fit(Xp, start)
     m0 = svm.estimator_.density_
     members = np.argmax(responsibilities(m0, Xp), axis=1)
-    print(f"{args.dataset} fold {args.fold}: M0 J = {m0.n_components}, members "
+    where = f"fold {args.fold}" if args.task is None else args.task.name
+    print(f"{args.dataset} {where}: M0 J = {m0.n_components}, members "
           f"{np.bincount(members, minlength=m0.n_components).tolist()}")
     est = svm.estimator_
     density = {k: tuple(v) if isinstance(v, list) else v for k, v in params["density"].items()}
     options = DensityOptions(n_components=min(est.n_components, len(Xp)),
                              responsibility_rule=est.responsibility_rule, **density)
     for n in args.labels:
-        for draw in range(args.draws):
+        for draw in range(args.draws if labeled_sets is None else 1):
             codes = np.full(len(yp), -1)
-            chosen = np.random.default_rng(draw).choice(len(yp), n, replace=False)
+            chosen = np.random.default_rng(draw).choice(len(yp), n, replace=False) \
+                if labeled_sets is None else labeled_sets(n)
             codes[chosen] = yp[chosen]
             refined = refine_density(m0, Xp, codes, K, options=options,
                                      covariance_prior=covariance_of(Xp), random_state=0)
