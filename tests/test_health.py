@@ -118,6 +118,13 @@ def test_cells_of_a_model_failing_the_sanity_suite_get_no_verdict(tmp_path):
     line = reference.summary(out)[0]
     assert "0 of 5 cells within" in line and "2 outside" in line
     assert "2 without a verdict (the model fails the sanity suite)" in line
+    # a degenerate cell or one without a value keeps its verdict: it says more
+    kept = reference.mark_sanity(cells.assign(verdict=["degenerate in 1 of 5 tasks", "outside",
+                                                       "outside", "no value", "not run"]),
+                                 lambda d, m: True)
+    assert kept["verdict"].tolist() == ["degenerate in 1 of 5 tasks",
+                                        reference.NO_VERDICT_SANITY,
+                                        reference.NO_VERDICT_SANITY, "no value", "not run"]
     # another experiment's cells are not touched
     other = reference.mark_sanity(cells, lambda d, m: any(e.matches("other", d, m)
                                                            for e in entries))

@@ -409,15 +409,16 @@ def test_sanity_list_names_exactly_the_failing_corrected_kernels():
     """results/sanity-failures.yaml, which withholds the verdicts of `alprbf report --sanity`,
     names a corrected table-003 kernel's cells exactly where its case is a strict xfail."""
     entries = load_sanity_failures(ROOT / "results" / "sanity-failures.yaml")
+    config = load_config(CORRECTED_003)
     strategies = {}
-    for model, strategy in load_config(CORRECTED_003).methods:
+    for model, strategy in config.methods:
         strategies.setdefault(model.label, []).append(strategy.label)
     for cid in CORRECTED_CASES:
         kernel = cid.split("-")[1]
         for name in (*DATASET_NAMES, *DATASETS_003):
             failing = (cid, name) in ALLOWED_FAILURES or (cid, name) in ALLOWED_FAILURES_003
             for strategy in strategies[kernel]:
-                listed = any(e.matches(load_config(CORRECTED_003).name, name,
+                listed = any(e.matches(config.name, name,
                                        f"{kernel} / {strategy}") for e in entries)
                 assert listed == failing, (cid, name, strategy)
 

@@ -170,8 +170,9 @@ def mark_sanity(cells: pd.DataFrame, fails: Callable[[str, str], bool]) -> pd.Da
         return cells
     out = cells.copy()
     for i, r in enumerate(out.itertuples(index=False)):
-        if r.verdict not in ("not run", "not selected", "unmapped") and \
-                fails(r.our_dataset, r.our_method):
+        judged = r.verdict == OUTSIDE or r.verdict.startswith("within") or \
+            r.verdict == NOT_COMPARABLE      # degenerate, no value, not run: kept, they say more
+        if judged and fails(r.our_dataset, r.our_method):
             out.iat[i, out.columns.get_loc("verdict")] = NO_VERDICT_SANITY
     return out
 
