@@ -6,7 +6,8 @@ components) no component was recognised as disputed during the whole run shown t
 the labeled members of the component carry two classes or more) can be held against that
 statement: this script fits the corrected pipeline's M0 (the RWM SVM's density model) to a
 fold's pool, draws random labeled sets of several sizes and reports, per size and draw, the
-disputed components, the class purity of each component's labeled members and the J of the
+disputed components (under ``--dispute``, either reading), the class purity of each
+component's labeled members, its uniqueness (eq 9's largest class weight) and the J of the
 refined model.  Training side only: no test row is read, no SVM is fitted after M0.
 
 With ``--task`` the labeled sets are a recorded task's instead of random draws: its pool (the
@@ -16,6 +17,7 @@ reached each size (its ``queried`` column), as 4DS chose them (§5.2's run is RW
 Usage::
 
     python benchmarks/reitmaier2016_disputed.py clouds --labels 20 40 120 400 --draws 3
+    python benchmarks/reitmaier2016_disputed.py clouds --dispute no_majority
     python benchmarks/reitmaier2016_disputed.py clouds --labels 18 58 118 258 \
         --task results/table-003-full/table_003_corrected/tasks/clouds__rwm__four_ds__r0__f0.parquet
 """
@@ -39,7 +41,7 @@ from alprbf.engine.runner import load_datasets, plan
 from alprbf.engine.seeding import derive_seed
 from alprbf.models import MODELS
 from alprbf.svm_kernels.density import DensityOptions, covariance_of, responsibilities
-from alprbf.svm_kernels.refinement import refine_density
+from alprbf.svm_kernels.refinement import DISPUTE_RULES, component_uniqueness, refine_density
 
 ROOT = Path(__file__).resolve().parents[1]
 CORRECTED = ROOT / "configs" / "experiments" / "reitmaier2016_corrected.yaml"
@@ -78,6 +80,8 @@ def main() -> None:
     ap.add_argument("--fold", type=int, default=0)
     ap.add_argument("--task", type=Path, default=None,
                     help="a recorded task file of the corrected config: its pool and labeled sets")
+    ap.add_argument("--dispute", choices=DISPUTE_RULES, default="two_classes",
+                    help="the reading of 'disputed' (refinement.py, step 2)")
     args = ap.parse_args()
     warnings.filterwarnings("ignore", message="The least populated class")
     if args.task is None:
@@ -98,7 +102,8 @@ def main() -> None:
     start[first] = yp[first]
     svm.fit(Xp, start)
     m0 = svm.estimator_.density_
-    members = np.argmax(responsibilities(m0, Xp), axis=1)
+    resp = responsibilities(m0, Xp)
+    members = np.argmax(resp, axis=1)
     where = f"fold {args.fold}" if args.task is None else args.task.name
     print(f"{args.dataset} {where}: M0 J = {m0.n_components}, members "
           f"{np.bincount(members, minlength=m0.n_components).tolist()}")
@@ -113,14 +118,17 @@ def main() -> None:
                 if labeled_sets is None else labeled_sets(n)
             codes[chosen] = yp[chosen]
             refined = refine_density(m0, Xp, codes, K, options=options,
-                                     covariance_prior=covariance_of(Xp), random_state=0)
+                                     covariance_prior=covariance_of(Xp),
+                                     dispute=args.dispute, random_state=0)
+            unique = " ".join("-" if np.isnan(u) else f"{u:.2f}"
+                              for u in component_uniqueness(resp, codes))
             purity = []
             for j in range(m0.n_components):
                 c = codes[(members == j) & (codes >= 0)]
                 purity.append(f"{np.bincount(c).max() / len(c):.2f}" if len(c) else "-")
             print(f"  {n:4d} labels, draw {draw}: disputed {len(refined.disputed)} of "
-                  f"{m0.n_components}; labeled purity {' '.join(purity)}; refined J "
-                  f"{refined.density.n_components}")
+                  f"{m0.n_components}; labeled purity {' '.join(purity)}; uniqueness "
+                  f"(eq 9) {unique}; refined J {refined.density.n_components}")
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ from alprbf.svm_kernels.density import (
     responsibilities,
 )
 from alprbf.svm_kernels.refinement import (
+    component_uniqueness,
     disputed_components,
     nearest_labeled_vote,
     refine_density,
@@ -152,6 +153,66 @@ def test_disputed_components_hand_worked():
     codes = np.array([0, 1, -1, 1, 0, 0, -1])
     np.testing.assert_array_equal(disputed_components(members, codes, 5), [0])
     np.testing.assert_array_equal(disputed_components(members, np.full(7, -1), 5), [])
+
+
+def test_uniqueness_is_the_largest_eq_9_class_weight_hand_worked():
+    resp = np.array([[1.0, 0.0], [0.5, 0.5], [0.25, 0.75], [0.0, 1.0], [0.3, 0.7]])
+    codes = np.array([0, 1, 1, 2, -1])
+    # component 0: S = (1, 0.5 + 0.25, 0) -> 1 / 1.75
+    # component 1: S = (0, 0.5 + 0.75, 1) -> 1.25 / 2.25
+    np.testing.assert_allclose(component_uniqueness(resp, codes), [1 / 1.75, 1.25 / 2.25])
+    # brute force: eq 9 without smoothing is class_given_component with alpha = 0
+    xi = class_given_component(resp, codes, 3, smoothing=0.0)
+    np.testing.assert_allclose(component_uniqueness(resp, codes), xi.max(axis=1))
+    # a component no labeled row reaches has no uniqueness
+    assert np.isnan(component_uniqueness(np.array([[1.0, 0.0]]), np.array([0]))[1])
+
+
+def test_no_majority_disputes_only_components_without_a_majority_class():
+    # hard members: component 0 holds labeled rows of classes 0, 0, 1 (a 2/3 majority),
+    # component 1 of classes 0 and 1 (no majority), component 2 of one class only
+    members = np.array([0, 0, 0, 1, 1, 2, 2])
+    codes = np.array([0, 0, 1, 0, 1, 1, -1])
+    resp = np.eye(3)[members]
+    np.testing.assert_array_equal(disputed_components(members, codes, 3), [0, 1])
+    np.testing.assert_array_equal(
+        disputed_components(members, codes, 3, rule="no_majority", resp=resp), [1])
+    # soft responsibilities decide the share: a labeled class-0 row half in component 1 tips it
+    soft = resp.copy()
+    soft[5] = [0.0, 0.5, 0.5]
+    codes_soft = codes.copy()
+    codes_soft[5] = 0
+    np.testing.assert_array_equal(
+        disputed_components(members, codes_soft, 3, rule="no_majority", resp=soft), [])
+    with pytest.raises(ValueError, match="needs resp"):
+        disputed_components(members, codes, 3, rule="no_majority")
+    with pytest.raises(ValueError, match="valid: two_classes, no_majority"):
+        disputed_components(members, codes, 3, rule="majority")
+
+
+def test_no_majority_keeps_a_component_overlapped_at_its_edge():
+    """§5.2's case: two well-modelled Gaussians whose classes overlap at their edge."""
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(-1.0, 1.0, (300, 2)), rng.normal(1.0, 1.0, (300, 2))])
+    y = np.repeat([0, 1], 300)
+    opts = DensityOptions(**{**SMALL, "n_components": 2, "covariance_prior_scales": (1.0,)})
+    base = fit_density(X, None, opts, random_state=0)
+    assert base.n_components == 2
+    codes = np.full(len(X), -1)
+    chosen = rng.choice(len(X), 120, replace=False)
+    codes[chosen] = y[chosen]
+    two = refine_density(base, X, codes, 2, options=opts, covariance_prior=covariance_of(X),
+                         random_state=0)
+    one = refine_density(base, X, codes, 2, options=opts, covariance_prior=covariance_of(X),
+                         dispute="no_majority", random_state=0)
+    assert len(two.disputed) == 2          # a few overlap rows suffice for the former reading
+    assert len(one.disputed) == 0 and one.density is base
+    # labels of three classes spread evenly over the rows: no class holds a majority anywhere
+    codes_mixed = np.where(codes >= 0, np.arange(len(X)) % 3, -1)
+    mixed = refine_density(base, X, codes_mixed, 3, options=opts,
+                           covariance_prior=covariance_of(X), dispute="no_majority",
+                           random_state=0)
+    np.testing.assert_array_equal(mixed.disputed, [0, 1])
 
 
 def test_nearest_labeled_vote_hand_worked():

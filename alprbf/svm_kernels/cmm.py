@@ -64,7 +64,7 @@ from .density import (
     log_responsibilities,
     split_columns,
 )
-from .refinement import refine_density
+from .refinement import DISPUTE_RULES, refine_density
 
 DENSITY_PARAMS = tuple(f.name for f in fields(DensityOptions) if f.name not in SEARCH_OPTIONS)
 """Estimator parameters forwarded to :class:`~.density.DensityOptions`."""
@@ -209,6 +209,9 @@ class CMMShared(_CMMBase):
         (:func:`~alprbf.svm_kernels.refinement.refine_density`).
     n_neighbors : int, default=5
         Neighbours of the refinement's transductive labelling.
+    refine_dispute : {"two_classes", "no_majority"}, default="two_classes"
+        Which components the refinement revises (the reading of "disputed",
+        :mod:`~alprbf.svm_kernels.refinement` step 2; docs/decisions/0311).
     classes : array-like or None
         Every class of the task, sorted (None: the labels present in ``y``).
     random_state : int, RandomState or None
@@ -238,13 +241,14 @@ class CMMShared(_CMMBase):
                  covariance_prior_scales=(0.1, 1.0), max_iter=100, tol=1e-3, reg_covar=1e-6,
                  min_component_rows=1.0, category_pseudo_count=1.0, n_mc=1000,
                  responsibility_rule="plug_in", categorical=None, smoothing=1.0, refine=False,
-                 n_neighbors=5, classes=None, random_state=None):
+                 n_neighbors=5, refine_dispute="two_classes", classes=None, random_state=None):
         super().__init__(n_components, weight_concentration_priors, covariance_prior_scales,
                          max_iter, tol, reg_covar, min_component_rows, category_pseudo_count,
                          n_mc, responsibility_rule, categorical, classes, random_state)
         self.smoothing = smoothing
         self.refine = refine
         self.n_neighbors = n_neighbors
+        self.refine_dispute = refine_dispute
 
     def validate_params(self) -> None:
         """Raise ``ValueError`` naming the first invalid parameter (without fitting)."""
@@ -252,6 +256,7 @@ class CMMShared(_CMMBase):
         check_real("CMMShared", "smoothing", self.smoothing, 0.0)
         check_choice("CMMShared", "refine", self.refine, (False, True))
         check_int("CMMShared", "n_neighbors", self.n_neighbors, 1)
+        check_choice("CMMShared", "refine_dispute", self.refine_dispute, DISPUTE_RULES)
 
     def _fit_codes(self, X, codes, n_classes, mask, options, previous):
         seed_density, seed_refine = check_random_state(self.random_state).randint(
@@ -267,7 +272,7 @@ class CMMShared(_CMMBase):
             self.refinement_ = refine_density(
                 self.density_, X, codes, n_classes, n_neighbors=self.n_neighbors,
                 options=options, covariance_prior=covariance_of(split_columns(X, mask)[0]),
-                random_state=seed_refine)
+                dispute=self.refine_dispute, random_state=seed_refine)
             mixture, comp_classes = self.refinement_.density, self.refinement_.component_classes
         lab = codes >= 0
         resp = np.exp(log_responsibilities(mixture, X[lab]))

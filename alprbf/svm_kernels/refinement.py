@@ -7,9 +7,22 @@ not at hand); :func:`refine_density` is our reconstruction of the five steps it 
 
 1. **Members.**  Every row is a member of its most responsible component
    (``argmax_j rho_j(x)``, eq 2).
-2. **Disputed components.**  A component is *disputed* when its labeled members carry two or
-   more classes (the paper's "uniqueness" measure is not defined there; a component whose
-   labeled members all share one class, or that has none, is undisputed).
+2. **Disputed components.**  The paper flags them by an interestingness measure it calls
+   uniqueness and defines only in its ref. [49].  Two readings (``dispute``):
+
+   * ``"two_classes"``: a component is disputed when its labeled members carry two or more
+     classes;
+   * ``"no_majority"`` (docs/decisions/0311): the component's *uniqueness* is the largest of its
+     class weights ``p(c|j)``, estimated by eq 9 from the labeled rows' responsibilities
+     (``S_jc / N_j``, no smoothing); the component is disputed when its labeled members carry
+     two or more classes *and* no class holds more than half of its class mass
+     (uniqueness ``<= 1/2``).  A component that models one class's cluster, with rows of an
+     overlapping class at its edge, keeps its class (§5.2: Clouds' four components, which
+     model the four generating Gaussians, are never disputed up to 120 labels); one that
+     models rows of several classes about equally has no class to keep.
+
+   A component whose labeled members all share one class, or that has none, is undisputed
+   under both.
 3. **Transductive labels.**  Each unlabeled member of a disputed component gets the majority
    class of its ``n_neighbors`` nearest labeled members *of the same component* (fewer if the
    component has fewer), with the distance of that component: the squared Mahalanobis
@@ -55,6 +68,9 @@ from .density import (
     subset_components,
 )
 
+DISPUTE_RULES = ("two_classes", "no_majority")
+"""Readings of the paper's "disputed" (module docstring, step 2)."""
+
 
 @dataclass(frozen=True, eq=False)
 class RefinedDensity:
@@ -80,9 +96,34 @@ class RefinedDensity:
     labels: np.ndarray
 
 
-def disputed_components(members: np.ndarray, codes: np.ndarray, n_components: int
+def component_uniqueness(resp: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """Uniqueness of every component: its largest class weight ``p(c|j)`` by eq 9.
+
+    Parameters
+    ----------
+    resp : ndarray of shape (n, J)
+        Responsibilities ``rho_j(x)`` (eq 2) of the rows.
+    codes : ndarray of int, shape (n,)
+        Class codes, ``-1`` for unlabeled rows (ignored).
+
+    Returns
+    -------
+    ndarray of shape (J,)
+        ``max_c S_jc / N_j`` with ``S_jc`` the responsibilities of component ``j`` summed over
+        the labeled rows of class ``c`` and ``N_j = sum_c S_jc``; ``nan`` where ``N_j = 0``.
+    """
+    lab = codes >= 0
+    classes = np.unique(codes[lab])
+    S = resp[lab].T @ (codes[lab][:, None] == classes).astype(np.float64)      # (J, C')
+    N = S.sum(axis=1)
+    top = S.max(axis=1) if S.shape[1] else np.zeros(len(S))
+    return np.divide(top, N, out=np.full(len(S), np.nan), where=N > 0)
+
+
+def disputed_components(members: np.ndarray, codes: np.ndarray, n_components: int, *,
+                        rule: str = "two_classes", resp: np.ndarray | None = None
                         ) -> np.ndarray:
-    """Components whose labeled members carry two or more classes (step 2).
+    """Disputed components under the reading ``rule`` (step 2, module docstring).
 
     Parameters
     ----------
@@ -91,6 +132,9 @@ def disputed_components(members: np.ndarray, codes: np.ndarray, n_components: in
     codes : ndarray of int, shape (n,)
         Class codes, ``-1`` for unlabeled rows.
     n_components : int
+    rule : {"two_classes", "no_majority"}, default="two_classes"
+    resp : ndarray of shape (n, n_components) or None
+        Responsibilities of the rows; required by ``"no_majority"``.
 
     Returns
     -------
@@ -101,7 +145,15 @@ def disputed_components(members: np.ndarray, codes: np.ndarray, n_components: in
     pairs = np.unique(np.stack([members[lab], codes[lab]]), axis=1)
     n_classes = np.bincount(pairs[0], minlength=n_components) if pairs.size else np.zeros(
         n_components, dtype=np.int64)
-    return np.flatnonzero(n_classes >= 2).astype(np.int64)
+    disputed = n_classes >= 2
+    if rule == "no_majority":
+        if resp is None:
+            raise ValueError("disputed_components: rule='no_majority' needs resp")
+        disputed &= ~(component_uniqueness(resp, codes) > 0.5)
+    elif rule != "two_classes":
+        raise ValueError(f"disputed_components: invalid rule={rule!r}; valid: "
+                         f"{', '.join(DISPUTE_RULES)}")
+    return np.flatnonzero(disputed).astype(np.int64)
 
 
 def nearest_labeled_vote(dist: np.ndarray, labels: np.ndarray, n_neighbors: int) -> np.ndarray:
@@ -142,8 +194,8 @@ def _component_distances(density: MixtureDensity, j: int, X_from: np.ndarray,
 
 def refine_density(density: MixtureDensity, X: np.ndarray, codes: np.ndarray, n_classes: int,
                    *, n_neighbors: int = 5, options: DensityOptions | None = None,
-                   covariance_prior: np.ndarray | None = None, random_state=None
-                   ) -> RefinedDensity:
+                   covariance_prior: np.ndarray | None = None, dispute: str = "two_classes",
+                   random_state=None) -> RefinedDensity:
     """Revise ``density`` with the labeled rows of ``X`` (module docstring, steps 1-5).
 
     Parameters
@@ -161,6 +213,8 @@ def refine_density(density: MixtureDensity, X: np.ndarray, codes: np.ndarray, n_
         VI settings of the local fits (the grid is replaced by the base model's point).
     covariance_prior : ndarray of shape (D, D) or None
         Prior covariance ``C`` of the local fits (the base model's; None: each class's rows).
+    dispute : {"two_classes", "no_majority"}, default="two_classes"
+        Which components are disputed (module docstring, step 2).
     random_state : int, RandomState or None
         Seeds of the local fits (one per class, drawn in class order).
 
@@ -171,8 +225,10 @@ def refine_density(density: MixtureDensity, X: np.ndarray, codes: np.ndarray, n_
     X = np.asarray(X, dtype=np.float64)
     codes = np.asarray(codes, dtype=np.int64)
     J = density.n_components
-    members = np.argmax(log_responsibilities(density, X), axis=1)
-    disputed = disputed_components(members, codes, J)
+    log_resp = log_responsibilities(density, X)
+    members = np.argmax(log_resp, axis=1)
+    disputed = disputed_components(members, codes, J, rule=dispute,
+                                   resp=np.exp(log_resp) if dispute == "no_majority" else None)
     if not len(disputed):
         return RefinedDensity(density, np.full(J, -1, dtype=np.int64), disputed,
                               np.full(len(X), -1, dtype=np.int64))

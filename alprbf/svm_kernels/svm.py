@@ -86,7 +86,7 @@ from .gram import (
     rwm_gram,
     smallest_eigenvalue,
 )
-from .refinement import refine_density
+from .refinement import DISPUTE_RULES, refine_density
 
 try:     # sklearn's low-level libsvm binding (private): see precomputed_svc_predict
     from sklearn.svm import _libsvm
@@ -146,6 +146,9 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         :meth:`density_model` (what 4DS selects with) returns it for every kernel.
     refine_neighbors : int, default=5
         Labeled neighbours of the refinement's transductive labels.
+    refine_dispute : {"two_classes", "no_majority"}, default="two_classes"
+        Which components the refinement revises (the reading of "disputed",
+        :mod:`.refinement` step 2; docs/decisions/0311).
     responsibility_rule : {"plug_in", "variational"}, default="plug_in"
         How the density model's eq 2 weighs the components
         (:class:`~alprbf.svm_kernels.density.DensityOptions`).
@@ -245,7 +248,8 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
                  gamma_grid=DEFAULT_GRID, gamma_I_grid=LAP_GRID, gamma_A_grid=LAP_GRID,
                  inner_folds=4, retune=False, alpha=1.0, beta=1.0, weight_grid=WEIGHT_GRID,
                  categorical=None, n_components=20, n_neighbors=7, refine=False,
-                 refine_neighbors=5, responsibility_rule="plug_in", density=None,
+                 refine_neighbors=5, refine_dispute="two_classes",
+                 responsibility_rule="plug_in", density=None,
                  tuning_score="validation", tie_rule="first", tie_tolerance="exact",
                  undetermined="as_is", expected_rows=1000, lap_validation="in_graph",
                  lap_column_cache=False, classes=None, random_state=None):
@@ -266,6 +270,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         self.n_neighbors = n_neighbors
         self.refine = refine
         self.refine_neighbors = refine_neighbors
+        self.refine_dispute = refine_dispute
         self.responsibility_rule = responsibility_rule
         self.density = density
         self.tuning_score = tuning_score
@@ -297,6 +302,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         check_choice(owner, "lap_validation", self.lap_validation, LAP_VALIDATION)
         check_choice(owner, "lap_column_cache", self.lap_column_cache, (False, True))
         check_int(owner, "refine_neighbors", self.refine_neighbors, 1)
+        check_choice(owner, "refine_dispute", self.refine_dispute, DISPUTE_RULES)
         check_choice(owner, "responsibility_rule", self.responsibility_rule,
                      RESPONSIBILITY_RULES)
         self._density_options(1)
@@ -474,6 +480,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         return refine_density(self.density_, X, codes, len(self.classes_),
                               n_neighbors=self.refine_neighbors, options=options,
                               covariance_prior=covariance_of(cont),
+                              dispute=self.refine_dispute,
                               random_state=self.random_state).density
 
     def _density_options(self, n_rows: int) -> DensityOptions:
