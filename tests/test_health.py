@@ -77,6 +77,31 @@ def test_task_and_cell_health():
     assert health.cell_health(health.task_health(one))["flat"].iat[0] == 0   # no curve
 
 
+def test_at_chance_flags_a_learner_no_better_than_a_constant_one():
+    """Balanced accuracy at most 1/K at the last evaluation, K the classes labeled in any
+    task of the data set; a learner that predicts several classes is flagged too."""
+    def task(task_id, balanced, labels=([0, 1],) * 3):
+        t = _task(list(labels), [1.0] * 3, [0.6, 0.5, 0.43], [0.5] * 3, pool_classes=[2] * 3,
+                  task_id=task_id)
+        return t.assign(test_balanced_accuracy=balanced)
+    rows = pd.concat([task("below", [0.6, 0.55, 0.45]), task("at", [0.6, 0.55, 0.5]),
+                      task("above", [0.4, 0.45, 0.51]),
+                      task("missing", [0.4, 0.45, np.nan])])
+    tasks = health.task_health(rows).set_index("task_id")
+    assert tasks["at_chance"].to_dict() == {"above": False, "at": True, "below": True,
+                                            "missing": None}
+    cell = health.cell_health(tasks.reset_index()).iloc[0]
+    assert cell["at_chance"] == 2 and cell["degenerate"] == 0
+    # three classes labeled in another task of the data set: 1/K = 1/3, 0.45 is above it
+    three = pd.concat([task("below", [0.6, 0.55, 0.45]),
+                       task("other", [0.6, 0.6, 0.6], labels=([0, 1], [2], [0]))])
+    assert not health.task_health(three).set_index("task_id")["at_chance"]["below"]
+    # files without the balanced accuracy are not judged
+    old = health.task_health(_task([[0, 1]], [1.0], [0.2], [1.0], pool_classes=[2]))
+    assert old["at_chance"].iat[0] is None
+    assert health.cell_health(old)["at_chance"].iat[0] is None
+
+
 def test_grid_edge_read_from_the_last_model_state():
     t = _task([[0, 1]] * 3, [1.0] * 3, [0.9] * 3, [1.0] * 3, pool_classes=[2] * 3)
     t["model_state"] = [json.dumps({"at_grid_edge": ["C"]}), None,

@@ -237,7 +237,8 @@ def check_health(
              "(docs/health.md).")] = None,
 ) -> None:
     """Fail (exit 1) when a cell has degenerate tasks (constant predictors) that the
-    allow-list does not explain; list them one line each."""
+    allow-list does not explain; list them one line each, and the cells with tasks at chance
+    (a flag that does not fail: balanced accuracy at most 1/K at the end)."""
     for r in results:
         if not r.is_dir():
             raise UserError(f"results directory not found: {r}")
@@ -259,15 +260,23 @@ def check_health(
             typer.echo(f"allowed [{reasons.index(r.allowed) + 1}]: {where}")
             continue
         ids = tasks.loc[(tasks["experiment"] == r.experiment) & (tasks["dataset"] == r.dataset)
-                        & (tasks["method"] == r.method), "task_id"]
+                        & (tasks["method"] == r.method) & tasks["degenerate"], "task_id"]
         typer.echo(f"DEGENERATE: {where} ({', '.join(ids)})")
     for i, reason in enumerate(reasons, 1):
         typer.echo(f"[{i}] {reason}")
+    chance = cells[cells["at_chance"].fillna(0) > 0]
+    for r in chance.itertuples(index=False):
+        ids = tasks.loc[(tasks["experiment"] == r.experiment) & (tasks["dataset"] == r.dataset)
+                        & (tasks["method"] == r.method) & (tasks["at_chance"] == True),  # noqa: E712
+                        "task_id"]
+        typer.echo(f"at chance (flag): {r.experiment}: {r.dataset} / {r.method}: "
+                   f"{int(r.at_chance)} of {r.tasks} tasks ({', '.join(ids)})")
     stale = stale_entries(cells, allowed)
     for entry in stale:
         typer.echo(f"STALE allow-list entry (excuses no degenerate cell; remove it): {entry}")
     typer.echo(f"{len(cells)} cells checked; {len(bad)} with degenerate tasks, "
-               f"{len(bad) - len(failing)} of them allow-listed; {len(stale)} stale entries")
+               f"{len(bad) - len(failing)} of them allow-listed; {len(stale)} stale entries; "
+               f"{len(chance)} with tasks at chance (a flag)")
     if len(failing) or stale:
         raise typer.Exit(1)
 

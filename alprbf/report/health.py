@@ -20,7 +20,11 @@ cell (data set x method):
   the fold noise (the std of the cell's final test accuracies over its tasks); a task with one
   evaluation (no queries) has no curve and is never flat;
 * **grid edge**: the model reports (``model_state``, key ``at_grid_edge``) a tuned
-  hyper-parameter at an end of its grid at the last evaluation.
+  hyper-parameter at an end of its grid at the last evaluation;
+* **at chance**: the test balanced accuracy at the last evaluation is at most ``1/K`` (``K``
+  the classes labeled in any task of the data set), what any constant predictor scores: a
+  learner no better than a constant one, constant or not.  Files without the balanced
+  accuracy (``test_balanced_accuracy``) are not judged.
 
 Thresholds are fixed here, before any fix they judge, and documented in
 ``docs/health.md``.  Only degenerate tasks change a verdict ("degenerate in k of n tasks");
@@ -52,10 +56,13 @@ INFERRED_TEST_POOL_GAP = 0.05
 #: Tolerance of "labeled accuracy equals a class share" (both are ratios of small integers).
 _SHARE_TOL = 1e-12
 
+#: Rounding tolerance of "balanced accuracy at most 1/K".
+_CHANCE_TOL = 1e-9
+
 #: Columns of :func:`task_health`.
 TASK_COLUMNS = ("task_id", "dataset", "method", "n_evaluations", "final_constant",
                 "constant_share", "degenerate", "first_accuracy", "last_accuracy",
-                "grid_edge", "inferred")
+                "grid_edge", "at_chance", "inferred")
 
 
 def constant_rows(task: pd.DataFrame) -> tuple[np.ndarray, bool]:
@@ -94,10 +101,31 @@ def _grid_edge(task: pd.DataFrame) -> bool | None:
     return None if edge is None else bool(edge)
 
 
+def _at_chance(task: pd.DataFrame, n_classes: int) -> bool | None:
+    """Whether the last evaluation's test balanced accuracy is at most ``1/n_classes``
+    (None when the file has no balanced accuracy there)."""
+    if "test_balanced_accuracy" not in task:
+        return None
+    last = task["test_balanced_accuracy"].iat[-1]
+    if last is None or not np.isfinite(last):
+        return None
+    return bool(last <= 1.0 / n_classes + _CHANCE_TOL)
+
+
+def _classes_per_dataset(rows: pd.DataFrame) -> dict[str, int]:
+    """The number of classes labeled in any task of each data set of ``rows``."""
+    out = {}
+    for ds, g in rows.groupby("dataset", sort=False):
+        labels = [np.asarray(x, np.int64) for x in g["queried_labels"] if x is not None]
+        out[ds] = len(np.unique(np.concatenate([np.zeros(0, np.int64), *labels])))
+    return out
+
+
 def task_health(rows: pd.DataFrame) -> pd.DataFrame:
     """One row per task of ``rows`` (task-file rows with a ``method`` column): the columns of
     :data:`TASK_COLUMNS`."""
     out = []
+    n_classes = _classes_per_dataset(rows) if len(rows) else {}
     for task_id, task in rows.groupby("task_id", sort=True):
         task = task.sort_values("iteration")
         const, inferred = constant_rows(task)
@@ -110,19 +138,23 @@ def task_health(rows: pd.DataFrame) -> pd.DataFrame:
             "final_constant": final, "constant_share": share,
             "degenerate": final or share > CONSTANT_SHARE,
             "first_accuracy": acc[0], "last_accuracy": acc[-1],
-            "grid_edge": _grid_edge(task), "inferred": inferred})
+            "grid_edge": _grid_edge(task),
+            "at_chance": _at_chance(task, max(n_classes[task["dataset"].iat[0]], 1)),
+            "inferred": inferred})
     return pd.DataFrame(out, columns=list(TASK_COLUMNS))
 
 
 def cell_health(tasks: pd.DataFrame) -> pd.DataFrame:
     """Per (dataset, method): tasks, degenerate tasks (constant at the end, constant for more
-    than :data:`CONSTANT_SHARE` of the curve), flat curves, grid-edge tasks, and whether the
-    constant predictors were inferred (files without diagnostics)."""
+    than :data:`CONSTANT_SHARE` of the curve), flat curves, grid-edge tasks, tasks at chance
+    (None when no task has a balanced accuracy), and whether the constant predictors were
+    inferred (files without diagnostics)."""
     rows = []
     for (ds, method), g in tasks.groupby(["dataset", "method"], sort=True):
         noise = float(np.std(g["last_accuracy"], ddof=1)) if len(g) > 1 else 0.0
         gain = g["last_accuracy"] - g["first_accuracy"]
         edge = g["grid_edge"].dropna()
+        chance = g["at_chance"].dropna()
         rows.append({
             "dataset": ds, "method": method, "tasks": len(g),
             "final_constant": int(g["final_constant"].sum()),
@@ -130,10 +162,11 @@ def cell_health(tasks: pd.DataFrame) -> pd.DataFrame:
             "degenerate": int(g["degenerate"].sum()),
             "flat": int(((gain <= noise) & (g["n_evaluations"] > 1)).sum()),
             "grid_edge": int(edge.astype(bool).sum()) if len(edge) else None,
+            "at_chance": int(chance.astype(bool).sum()) if len(chance) else None,
             "inferred": bool(g["inferred"].any())})
     return pd.DataFrame(rows, columns=["dataset", "method", "tasks", "final_constant",
                                        "mostly_constant", "degenerate", "flat", "grid_edge",
-                                       "inferred"])
+                                       "at_chance", "inferred"])
 
 
 # --------------------------------------------------------------------------- allow-list
@@ -235,7 +268,8 @@ def check_health(results_root: str | Path, allowed: Iterable[Allowed] = ()
         baseline that does not learn makes a comparison as hollow as a paper method that
         does not.
     tasks : DataFrame
-        The degenerate tasks (:func:`task_health` rows) with an ``experiment`` column.
+        The degenerate tasks and the tasks at chance (:func:`task_health` rows) with an
+        ``experiment`` column.
     """
     allowed = list(allowed)
     all_cells, all_tasks = [], []
@@ -249,6 +283,7 @@ def check_health(results_root: str | Path, allowed: Iterable[Allowed] = ()
                          if a.matches(exp.name, r.dataset, r.method)), "")
                    for r in cells.itertuples(index=False)]
         all_cells.append(cells.assign(experiment=exp.name, allowed=reasons))
-        all_tasks.append(tasks[tasks["degenerate"]].assign(experiment=exp.name))
+        flagged = tasks["degenerate"] | (tasks["at_chance"] == True)   # noqa: E712 (None)
+        all_tasks.append(tasks[flagged].assign(experiment=exp.name))
     return (pd.concat(all_cells, ignore_index=True),
             pd.concat(all_tasks, ignore_index=True))

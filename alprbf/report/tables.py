@@ -528,8 +528,9 @@ def failures_table(failures: list[dict], log_dir: str) -> Table:
 def health_table(cells: pd.DataFrame, constant_share: float) -> Table:
     """The health checks per cell (:func:`alprbf.report.health.cell_health`): every cell
     with a flag is shown, the CSV holds every cell."""
+    chance = cells["at_chance"] if "at_chance" in cells else pd.Series(None, index=cells.index)
     flagged = cells[(cells["degenerate"] > 0) | (cells["flat"] > 0)
-                    | (cells["grid_edge"].fillna(0) > 0)]
+                    | (cells["grid_edge"].fillna(0) > 0) | (chance.fillna(0) > 0)]
     disp = pd.DataFrame({
         "dataset": flagged["dataset"], "method": flagged["method"],
         "degenerate": [f"{k} of {n}" for k, n in zip(flagged["degenerate"], flagged["tasks"],
@@ -538,6 +539,7 @@ def health_table(cells: pd.DataFrame, constant_share: float) -> Table:
         f"constant > {100 * constant_share:g} %": flagged["mostly_constant"].astype(int),
         "flat curve": flagged["flat"].astype(int),
         "grid edge": [NA if _bad(x) else str(int(x)) for x in flagged["grid_edge"]],
+        "at chance": [NA if _bad(x) else str(int(x)) for x in chance[flagged.index]],
         "source": ["inferred" if x else "diagnostics" for x in flagged["inferred"]],
     })
     n_bad = int((cells["degenerate"] > 0).sum())
@@ -549,7 +551,9 @@ def health_table(cells: pd.DataFrame, constant_share: float) -> Table:
         "cell's published-value verdict reads 'degenerate in k of n tasks'. Flat curve: test "
         "accuracy gains no more from the first to the last evaluation than the std of the "
         "cell's final accuracies. Grid edge: tasks whose last tuning chose a value at an end "
-        "of its grid (n/a: the model records no tuning). Source 'inferred': files without "
+        "of its grid (n/a: the model records no tuning). At chance: tasks whose last test "
+        "balanced accuracy is at most 1/K, what a constant predictor scores (n/a: files "
+        "without balanced accuracy). Source 'inferred': files without "
         "diagnostics, judged from labeled, test and training-part accuracies (see "
         "docs/health.md)."]
     return Table("health", "Health checks", cells.copy(), disp.reset_index(drop=True), notes)
