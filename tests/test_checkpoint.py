@@ -11,11 +11,12 @@ import pytest
 import yaml
 
 from alprbf import __version__
+from alprbf.engine import runner
 from alprbf.engine.checkpoint import CHECKPOINT_FORMAT, Checkpoint, LoopState
 from alprbf.engine.config import load_config
 from alprbf.engine.execution import checkpoint_key
 from alprbf.engine.protocol import run_task
-from alprbf.engine.runner import load_datasets, plan, run_experiment
+from alprbf.engine.runner import code_version, load_datasets, plan, run_experiment
 from alprbf.store.results import TIMING_COLUMNS, read_results
 
 from .conftest import write_config
@@ -155,7 +156,7 @@ def test_run_resumes_an_unfinished_task_from_its_checkpoint(setup, tmp_path):
     task = tasks[0]
     path = out / "checkpoints" / f"{task.task_id}.pkl"
     path.parent.mkdir(parents=True)
-    ck = Checkpoint(path, checkpoint_key(task, cfg.protocol, __version__), every_seconds=0.0)
+    ck = Checkpoint(path, checkpoint_key(task, cfg.protocol, code_version()), every_seconds=0.0)
     with pytest.raises(Crash):
         run_task(task, datasets[task.dataset.label], cfg.protocol,
                  on_query=_stop_at(STOP_AFTER), checkpoint=ck)
@@ -244,8 +245,8 @@ def test_a_checkpoint_outlives_an_extension_of_the_config_and_no_other_change(se
     big = load_config(bigger)
     assert big.digest() != cfg.digest()
     same = next(t for t in plan(big) if t.task_id == task.task_id)
-    key = checkpoint_key(task, cfg.protocol, __version__)
-    assert checkpoint_key(same, big.protocol_for(same.dataset), __version__) == key
+    key = checkpoint_key(task, cfg.protocol, code_version())
+    assert checkpoint_key(same, big.protocol_for(same.dataset), code_version()) == key
     assert checkpoint_key(task, replace(cfg.protocol, budget=BUDGET + 1), __version__) != key
     assert checkpoint_key(task, cfg.protocol, __version__ + "x") != key
     other = replace(task, model=replace(task.model, params={**task.model.params, "x": 1}))
@@ -280,6 +281,27 @@ def _old_module_paths(blob: bytes) -> bytes:
 
 
 @pytest.mark.slow
+def test_a_checkpoint_of_other_code_is_not_resumed(setup, tmp_path, monkeypatch):
+    """The key names the commit: a checkpoint written at another commit is ignored (its
+    pickled model may lack parameters added since), and the task starts over."""
+    cfg, datasets, tasks = setup
+    task = tasks[0]
+    monkeypatch.setattr(runner, "_git_commit", lambda: "aaa")
+    version_a = code_version()
+    monkeypatch.setattr(runner, "_git_commit", lambda: "bbb")
+    assert code_version() != version_a and code_version().endswith("+bbb")
+    ck = Checkpoint(tmp_path / "c.pkl", checkpoint_key(task, cfg.protocol, version_a),
+                    every_seconds=0.0)
+    with pytest.raises(Crash):
+        run_task(task, datasets[task.dataset.label], cfg.protocol,
+                 on_query=_stop_at(STOP_AFTER), checkpoint=ck)
+    assert ck.load() is not None
+    other = Checkpoint(ck.path, checkpoint_key(task, cfg.protocol, code_version()))
+    assert other.load() is None
+    monkeypatch.setattr(runner, "_git_commit", lambda: None)
+    assert code_version() == __version__
+
+
 def test_a_checkpoint_of_the_old_module_layout_resumes(tmp_path):
     """Checkpoints pickle classes by module path; one written before the modules moved
     (``alprbf.checkpoint``, ``alprbf.kernels``) resumes to the uninterrupted rows."""

@@ -249,6 +249,15 @@ def _git_commit() -> str | None:
     return rev.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
 
 
+def code_version() -> str:
+    """The code a checkpoint belongs to: the package version and, in a git checkout, the commit
+    (``-dirty`` when tracked files differ from it).  A checkpoint written by other code is
+    ignored (:class:`~alprbf.engine.execution.CheckpointPlan`): a task is computed by one
+    commit, and a model pickled by older code may lack parameters added since."""
+    commit = _git_commit()
+    return __version__ if commit is None else f"{__version__}+{commit}"
+
+
 def _earlier_commits(out: Path, commit: str | None) -> list[str]:
     """The commits named by ``out/run.json`` (its ``earlier_commits``, then its ``git_commit``)
     other than ``commit``, oldest first, each once; [] without a run.json."""
@@ -389,7 +398,7 @@ def run_experiment(cfg: Config, out: str | Path | None = None, *, jobs: int = 1,
     tasks = select_tasks(all_tasks, only)
     ckpt_dir = out / CHECKPOINTS_DIR
     checkpoints = None if checkpoint_every is None else CheckpointPlan(
-        ckpt_dir, __version__, float(checkpoint_every))
+        ckpt_dir, code_version(), float(checkpoint_every))
     with _output_errors(out):
         (out / TASKS_DIR).mkdir(parents=True, exist_ok=True)
         if checkpoints is not None:                # removed again below once left empty
