@@ -47,6 +47,16 @@ ROOT = Path(__file__).resolve().parents[1]
 CORRECTED = ROOT / "configs" / "experiments" / "reitmaier2016_corrected.yaml"
 
 
+def corrected_rwm_params() -> dict:
+    """The RWM SVM's parameters in the corrected config."""
+    return next(m.params for m, _ in load_config(CORRECTED).methods if m.label == "rwm")
+
+
+def corrected_density(params: dict) -> dict:
+    """``params["density"]`` (the config's M0 options) as :class:`DensityOptions` fields."""
+    return {k: tuple(v) if isinstance(v, list) else v for k, v in params["density"].items()}
+
+
 def recorded_task(path: Path):
     """The pool (preprocessed), its labels, the number of classes and a function giving the
     pool positions the task had labeled when it reached ``n`` labels."""
@@ -95,7 +105,7 @@ def main() -> None:
         labeled_sets = None
     else:
         Xp, yp, K, labeled_sets = recorded_task(args.task)
-    params = next(m.params for m, _ in load_config(CORRECTED).methods if m.label == "rwm")
+    params = corrected_rwm_params()
     svm = MODELS["kernel_svm"](n_classes=K, random_state=0, **params)
     start = np.full(len(yp), np.nan)
     first = np.random.default_rng(0).choice(len(yp), 4 * K, replace=False)
@@ -108,9 +118,9 @@ def main() -> None:
     print(f"{args.dataset} {where}: M0 J = {m0.n_components}, members "
           f"{np.bincount(members, minlength=m0.n_components).tolist()}")
     est = svm.estimator_
-    density = {k: tuple(v) if isinstance(v, list) else v for k, v in params["density"].items()}
     options = DensityOptions(n_components=min(est.n_components, len(Xp)),
-                             responsibility_rule=est.responsibility_rule, **density)
+                             responsibility_rule=est.responsibility_rule,
+                             **corrected_density(params))
     for n in args.labels:
         for draw in range(args.draws if labeled_sets is None else 1):
             codes = np.full(len(yp), -1)

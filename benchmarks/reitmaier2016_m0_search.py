@@ -8,6 +8,8 @@ satimage (36 dimensions) has 702 parameters.  This script fits M0 to a recorded 
 (the fold's training rows, preprocessed as the config does) with each ``--search-rows`` value
 and prints the chosen J, the rows per component and each starting J's held-out divergence and
 standard error, and the time taken.  Training side only: no label and no test row is read.
+The search's seed is 0, not the task's, so its held-out split and VI starts are not the
+recorded task's own (satimage fold 0 chose J = 1 in the record too).
 
 Usage::
 
@@ -27,9 +29,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from reitmaier2016_disputed import CORRECTED, recorded_task  # noqa: E402
+from reitmaier2016_disputed import corrected_density, corrected_rwm_params, recorded_task  # noqa: E402
 
-from alprbf.engine.config import load_config  # noqa: E402
 from alprbf.svm_kernels.density import DensityOptions, fit_density, responsibilities  # noqa: E402
 
 
@@ -40,8 +41,7 @@ def main() -> None:
                     help="values of search_rows to compare (0: every pool row)")
     args = ap.parse_args()
     Xp, _, _, _ = recorded_task(args.task)
-    params = next(m.params for m, _ in load_config(CORRECTED).methods if m.label == "rwm")
-    density = {k: tuple(v) if isinstance(v, list) else v for k, v in params["density"].items()}
+    density = corrected_density(corrected_rwm_params())
     print(f"{args.task.name}: pool {Xp.shape[0]} rows x {Xp.shape[1]} columns")
     for rows in args.search_rows:
         options = dataclasses.replace(DensityOptions(**density), search_rows=rows)

@@ -280,7 +280,6 @@ def _old_module_paths(blob: bytes) -> bytes:
     return text.replace(b"alprbf.svm_kernels.", b"alprbf.kernels.")
 
 
-@pytest.mark.slow
 def test_a_checkpoint_of_other_code_is_not_resumed(setup, tmp_path, monkeypatch):
     """The key names the commit: a checkpoint written at another commit is ignored (its
     pickled model may lack parameters added since), and the task starts over."""
@@ -302,6 +301,7 @@ def test_a_checkpoint_of_other_code_is_not_resumed(setup, tmp_path, monkeypatch)
     assert code_version() == __version__
 
 
+@pytest.mark.slow
 def test_a_checkpoint_of_the_old_module_layout_resumes(tmp_path):
     """Checkpoints pickle classes by module path; one written before the modules moved
     (``alprbf.checkpoint``, ``alprbf.kernels``) resumes to the uninterrupted rows."""

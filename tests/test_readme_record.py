@@ -130,7 +130,7 @@ def _check_status_table_003(report: Path, label: str) -> None:
     dur = pd.read_csv(report / "dur.csv")
     lower = set(dur.loc[~dur["dur_reached"].astype(bool), "method"])
     for row, (metric, digits) in SUMMARY_003.items():
-        cells = ref[ref["metric"] == metric].set_index("our_method")
+        cells = ref[ref["metric"] == metric].set_index("name")
         for column, method in PARADIGMS_003.items():
             cell = cells.loc[method]
             prefix = "≥ " if metric == "mean_dur" and method in lower else ""

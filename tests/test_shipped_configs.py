@@ -25,3 +25,27 @@ def test_shipped_config_plans_at_every_scale(path):
         assert tasks, f"{path.name} at scale {scale} plans no task"
         ids = [t.task_id for t in tasks]
         assert len(set(ids)) == len(ids), f"{path.name} at scale {scale} repeats task ids"
+
+
+TIE_RULES = ("first", "default_closest", "grid_centre", "largest")
+
+
+@pytest.mark.parametrize("rule", TIE_RULES)
+def test_tie_rule_configs_are_the_corrected_config_but_for_the_rule(rule):
+    """Reitmaier et al. 2016's tie-rule sensitivity runs the corrected pipeline with only the
+    tie rule changed: each config's methods and protocol equal the corrected config's (the
+    former versions lagged behind its decisions 0306-0311 unnoticed)."""
+    corrected = load_config(CONFIGS / "experiments" / "reitmaier2016_corrected.yaml")
+    tie = load_config(CONFIGS / "experiments" / f"reitmaier2016_tie_rules_{rule}.yaml")
+    assert tie.protocol == corrected.protocol
+    svms = [(m, s) for m, s in corrected.methods if m.name == "kernel_svm"]
+    assert len(tie.methods) == len(svms) == 6
+    for (model, strategy), (ours, theirs) in zip(tie.methods, svms, strict=True):
+        assert model.params["tie_rule"] == rule
+        assert {**model.params, "tie_rule": None} == {**ours.params, "tie_rule": None}
+        assert (model.name, model.label, model.seed_key, model.seed_scope, strategy) == \
+            (ours.name, ours.label, ours.seed_key, ours.seed_scope, theirs)
+    assert {d.label for d in tie.datasets} <= {d.label for d in corrected.datasets}
+    for d in tie.datasets:
+        same = next(c for c in corrected.datasets if c.label == d.label)
+        assert d.preprocessing == same.preprocessing
