@@ -179,5 +179,5 @@ html: install  ## self-contained HTML reports of the recorded tables + results/h
 	    --out $(HTML_DIR)/table-$(t)-full/paper-methods > /dev/null &&) ) true
 	$(BIN)/alprbf report-index $(HTML_DIR)
 
-clean:  ## remove results (keeps results/README.md and the tracked record results/table-*-full)
-	find results -mindepth 1 -maxdepth 1 ! -name README.md ! -name health-allowlist.yaml ! -name 'table-*-full' -exec rm -rf {} +
+clean:  ## remove results (keeps the tracked files: results/README.md, the allow-lists, the record results/table-*-full and readings results/reading-*)
+	find results -mindepth 1 -maxdepth 1 ! -name README.md ! -name health-allowlist.yaml ! -name sanity-failures.yaml ! -name 'table-*-full' ! -name 'reading-*' -exec rm -rf {} +

@@ -49,3 +49,34 @@ def test_tie_rule_configs_are_the_corrected_config_but_for_the_rule(rule):
     for d in tie.datasets:
         same = next(c for c in corrected.datasets if c.label == d.label)
         assert d.preprocessing == same.preprocessing
+
+
+def test_reading_0312_is_the_corrected_config_but_for_m0():
+    """Decision 0312 runs the corrected pipeline with only M0's search size and component floor
+    changed, in every kernel SVM and in Algorithm 2 alike: its methods, data sets and protocol
+    equal the corrected config's but for those two options."""
+    corrected = load_config(CONFIGS / "experiments" / "reitmaier2016_corrected.yaml")
+    reading = load_config(CONFIGS / "experiments" / "reitmaier2016_m0_0312.yaml")
+    change = {"search_rows": 0, "component_floor": "full_rank"}
+
+    def changed(params):
+        return {**params, "density": {**params["density"], **change}}
+
+    assert reading.datasets == corrected.datasets
+    assert reading.protocol.initial.density == changed({"density":
+                                                        corrected.protocol.initial.density})[
+        "density"]
+    assert corrected.protocol.initial.density["search_rows"] == 1000
+    assert reading.protocol == corrected.protocol.__class__(
+        **{**vars(corrected.protocol),
+           "initial": corrected.protocol.initial.__class__(
+               **{**vars(corrected.protocol.initial),
+                  "density": reading.protocol.initial.density})})
+    assert len(reading.methods) == len(corrected.methods) == 8
+    for (model, strategy), (ours, theirs) in zip(reading.methods, corrected.methods, strict=True):
+        if model.name == "kernel_svm":
+            assert model.params == changed(ours.params)
+        else:
+            assert model.params == ours.params
+        assert (model.name, model.label, model.seed_key, model.seed_scope, strategy) == \
+            (ours.name, ours.label, ours.seed_key, ours.seed_scope, theirs)

@@ -493,3 +493,31 @@ def test_parzen_sample_follows_the_window():
     np.testing.assert_allclose(Z.mean(axis=0), X.mean(axis=0), atol=0.06)
     expected = np.cov(X, rowvar=False) * (1 + parzen.bandwidth**2)   # rows' + window's spread
     np.testing.assert_allclose(np.cov(Z, rowvar=False), expected, rtol=0.06, atol=0.05)
+
+
+def test_full_rank_floor_prunes_components_a_covariance_cannot_rest_on():
+    """Decision 0312: with ``component_floor="full_rank"`` no component counts fewer than D + 1
+    rows of data (the least that determine a full covariance in D dimensions); the default
+    floor keeps the same VI fit's small components.  Five far rows in 6-d form their own
+    component, which only the full-rank floor (7 rows) prunes."""
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.standard_normal((150, 6)), rng.standard_normal((150, 6)) + 6.0,
+                   0.1 * rng.standard_normal((5, 6)) - 8.0])
+    common = dict(weight_concentration_prior=1.0, covariance_prior_scale=1.0)
+    plain = fit_mixture(X, options=DensityOptions(n_components=6, prune_by="data",
+                                                  max_iter=300), random_state=0, **common)
+    floored = fit_mixture(X, options=DensityOptions(n_components=6, prune_by="data",
+                                                    max_iter=300, component_floor="full_rank"),
+                          random_state=0, **common)
+
+    def rows(m):
+        return np.bincount(np.argmax(responsibilities(m, X), axis=1), minlength=m.n_components)
+
+    assert rows(plain).min() < 7 <= rows(floored).min()
+    assert floored.n_components < plain.n_components
+    np.testing.assert_allclose(floored.weights.sum(), 1.0)
+    assert DensityOptions().floor(6) == 1.0
+    assert DensityOptions(component_floor="full_rank").floor(6) == 7.0
+    assert DensityOptions(component_floor="full_rank", min_component_rows=10.0).floor(6) == 10.0
+    with pytest.raises(ValueError, match="component_floor"):
+        DensityOptions(component_floor="rank")

@@ -27,6 +27,10 @@ Choices where the paper is silent (or points to other papers):
   renormalised; at least the heaviest component stays.  With ``prune_by="data"`` the rows
   are the data part of the component's Dirichlet posterior (``a_j - alpha_0``) instead: an
   empty component keeps a weight of about ``alpha_0 / n``, one row when ``alpha_0 = 1``.
+  With ``component_floor="full_rank"`` (decision 0312) the floor is at least ``D + 1`` rows:
+  a full covariance in ``D`` dimensions is singular on fewer rows, so VI leaves such a
+  component's covariance to its prior (ecoli's and page blocks' components of 1-3 rows), and
+  the kernels would measure distances with it.
 * **Point estimates.**  The fitted model is the *plug-in* mixture of the variational posterior
   means: ``pi = weights_``, ``mu = means_``, ``Sigma = covariances_`` (the inverse of the
   expected precision; ``precisions_cholesky`` is sklearn's ``U`` with ``inv(Sigma) = U U^T``).
@@ -128,9 +132,9 @@ RESPONSIBILITY_RULES = ("plug_in", "variational")
 REPRESENTATIVITY = ("in_sample", "held_out", "held_out_rows")
 """Where the representativity is estimated (:class:`DensityOptions`, module docstring)."""
 SEARCH_OPTIONS = ("initial_components", "representativity", "held_out_fraction", "selection",
-                  "search_rows", "prune_by")
-"""The :class:`DensityOptions` of the held-out search (not parameters of the CMM estimators,
-which keep the in-sample search)."""
+                  "search_rows", "prune_by", "component_floor")
+"""The :class:`DensityOptions` of the held-out search and the full-rank floor (not parameters
+of the CMM estimators, which keep the in-sample search and the plain floor)."""
 LOO_FACTORS = (0.25, 0.35, 0.5, 0.7, 1.0)
 """Multiples of Silverman's factor searched by :func:`loo_parzen`."""
 REITMAIER2016_M0 = {"initial_components": (1, 2, 3, 4, 6, 8, 12, 20),
@@ -143,6 +147,8 @@ The corrected config runs ``representativity="held_out_rows"`` (decision 0306); 
 0301 left it, the M0 of the configs already run."""
 SELECTIONS = ("min", "one_se")
 """How the grid's winner is chosen from the representativity (module docstring)."""
+COMPONENT_FLOORS = ("rows", "full_rank")
+"""The least rows a component keeps (:class:`DensityOptions`, module docstring; decision 0312)."""
 _BLOCK_CELLS = 2**22   # pairwise cells per block of the Parzen evaluation (32 MiB of float64)
 
 
@@ -198,6 +204,11 @@ class DensityOptions:
         What ``min_component_rows`` is compared with: ``pi_j * n``, or the rows of data the
         component's Dirichlet posterior counts (``a_j - alpha_0``; with a concentration near
         1 an empty component keeps a weight of about one row).
+    component_floor : {"rows", "full_rank"}, default="rows"
+        ``"rows"``: a component is pruned below ``min_component_rows`` rows.  ``"full_rank"``:
+        below ``max(min_component_rows, D + 1)`` rows, ``D`` the continuous columns: fewer
+        rows than ``D + 1`` cannot span a full covariance, so such a component's covariance is
+        mostly its prior's (decision 0312).
     """
 
     n_components: int = 20
@@ -216,6 +227,7 @@ class DensityOptions:
     selection: str = "min"
     search_rows: int = 0
     prune_by: str = "weight"
+    component_floor: str = "rows"
 
     def __post_init__(self) -> None:
         owner = "DensityOptions"
@@ -226,6 +238,7 @@ class DensityOptions:
         check_real(owner, "held_out_fraction", self.held_out_fraction, 0.0)
         check_int(owner, "search_rows", self.search_rows, 0)
         check_choice(owner, "prune_by", self.prune_by, ("weight", "data"))
+        check_choice(owner, "component_floor", self.component_floor, COMPONENT_FLOORS)
         if not 0.0 < self.held_out_fraction < 1.0:
             raise ValueError(f"{owner}: invalid held_out_fraction={self.held_out_fraction!r}; "
                              "valid: 0 < value < 1")
@@ -251,6 +264,12 @@ class DensityOptions:
                 if v <= 0:
                     raise ValueError(f"{owner}: invalid {name}={grid!r}; valid: values > 0")
             object.__setattr__(self, name, tuple(float(v) for v in grid))
+
+    def floor(self, dim: int) -> float:
+        """The least rows a component of a fit on ``dim`` continuous columns keeps."""
+        if self.component_floor == "full_rank":
+            return max(self.min_component_rows, dim + 1.0)
+        return self.min_component_rows
 
     def grid(self) -> list[tuple[float, float]]:
         """The ``(weight_concentration_prior, covariance_prior_scale)`` pairs, in search order."""
@@ -869,7 +888,7 @@ def fit_mixture(X, categorical=None, *, weight_concentration_prior: float,
         # concentration alpha_0 ~ 1 is about alpha_0 / n, i.e. one row, however empty)
         rows = vi.weights_ * n if options.prune_by == "weight" else \
             vi.weight_concentration_ - weight_concentration_prior
-        keep = rows >= options.min_component_rows
+        keep = rows >= options.floor(dim)
         keep[np.argmax(vi.weights_)] = True
         weights = vi.weights_[keep] / vi.weights_[keep].sum()
         if options.responsibility_rule == "variational":
