@@ -80,3 +80,17 @@ def test_reading_0312_is_the_corrected_config_but_for_m0():
             assert model.params == ours.params
         assert (model.name, model.label, model.seed_key, model.seed_scope, strategy) == \
             (ours.name, ours.label, ours.seed_key, ours.seed_scope, theirs)
+
+
+def test_reading_0313_is_the_0312_config_on_pima_with_zeros_missing():
+    """Decision 0313 changes only pima's data (its missing-value zeros read as missing): its
+    methods and protocol equal decision 0312's config."""
+    base = load_config(CONFIGS / "experiments" / "reitmaier2016_m0_0312.yaml")
+    reading = load_config(CONFIGS / "experiments" / "reitmaier2016_0313_pima_zeros.yaml")
+    assert reading.methods == base.methods
+    assert reading.protocol == base.protocol
+    (pima,) = reading.datasets
+    twin = next(d for d in base.datasets if d.label == "pima")
+    assert pima.params == {**twin.params, "zeros_missing": True}
+    assert (pima.name, pima.label, pima.preprocessing) == \
+        (twin.name, twin.label, twin.preprocessing)
