@@ -25,22 +25,47 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from sklearn.impute import SimpleImputer  # noqa: E402
+from sklearn.model_selection import StratifiedKFold  # noqa: E402
+from sklearn.preprocessing import StandardScaler  # noqa: E402
+
+from alprbf.datasets import DATASETS  # noqa: E402
 from alprbf.engine.config import load_config  # noqa: E402
 from tests.test_model_sanity import (  # noqa: E402
     FOLDS,
     MARGINS,
+    SEED,
     Case,
     dataset,
     fitted_learner,
     folds,
     reference_predictions,
+    tuned_rbf_svc,
 )
+
+
+def data_and_folds(spec):
+    """The suite's data and folds for a config's data set: as the suite loads it when the
+    config gives it no parameters; otherwise loaded with them (e.g. pima's ``zeros_missing``),
+    missing values replaced by each training part's mean, then the suite's folds and z-score."""
+    if not spec.params:
+        return dataset(spec.name), folds(spec.name)
+    ds = DATASETS[spec.name](**spec.params).load_files(allow_download=False, progress=False)
+    X, y = ds.X.astype(np.float64), ds.y.astype(np.int64)
+    out = []
+    for train, test in StratifiedKFold(FOLDS, shuffle=True, random_state=SEED).split(X, y):
+        impute = SimpleImputer().fit(X[train])
+        scaler = StandardScaler().fit(impute.transform(X[train]))
+        out.append((scaler.transform(impute.transform(X[train])), y[train],
+                    scaler.transform(impute.transform(X[test])), test))
+    return (X, y), out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("config", type=Path)
-    ap.add_argument("--kernels", nargs="+", default=["rwm", "gmm"])
+    ap.add_argument("--kernels", nargs="+", default=["rwm", "gmm"],
+                    help="kernel SVM labels of the config (rbf, rwm, gmm, lap)")
     ap.add_argument("--datasets", nargs="+", required=True)
     ap.add_argument("--no-reference", action="store_true",
                     help="skip the tuned RBF SVC (its figures are in docs/sanity.md)")
@@ -49,9 +74,16 @@ def main() -> None:
     params = {m.label: m.params for m, _ in config.methods if m.name == "kernel_svm"}
     cache = Path(tempfile.mkdtemp(prefix="sanity-reading-"))
     for name in args.datasets:
-        X, y = dataset(name)
+        spec = next(d for d in config.datasets if d.label == name)
+        (X, y), parts = data_and_folds(spec)
         K = int(y.max()) + 1
-        ref = None if args.no_reference else reference_predictions("svm", name, cache)
+        ref = None
+        if not args.no_reference and not spec.params:
+            ref = reference_predictions("svm", spec.name, cache)
+        elif not args.no_reference:
+            ref = np.empty_like(y)
+            for f, (Xtr, ytr, Xte, test) in enumerate(parts):
+                ref[test] = tuned_rbf_svc(f).fit(Xtr, ytr).predict(Xte)
         if ref is not None:
             print(f"{name}: reference (tuned RBF SVC) {100 * np.mean(ref == y):.1f} %")
         for kernel in args.kernels:
@@ -59,7 +91,7 @@ def main() -> None:
                         params[kernel])
             pred = np.empty_like(y)
             per_fold, t0 = [], time.perf_counter()
-            for f, (Xtr, ytr, Xte, test) in enumerate(folds(name)):
+            for f, (Xtr, ytr, Xte, test) in enumerate(parts):
                 learner = fitted_learner(case, Xtr, ytr, f, K)
                 pred[test] = learner.predict(Xte)
                 per_fold.append(100 * np.mean(pred[test] == y[test]))
