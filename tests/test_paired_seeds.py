@@ -104,7 +104,8 @@ def test_an_empty_seed_key_is_refused():
         _config([{"name": "prbf", "seed_key": ""}])
 
 
-@pytest.mark.parametrize("run_json", sorted(ROOT.glob("results/table-*-full/*/run.json")),
+@pytest.mark.parametrize("run_json", sorted([*ROOT.glob("results/table-*-full/*/run.json"),
+                                             *ROOT.glob("results/reading-*/run.json")]),
                          ids=lambda p: p.parent.name)
 def test_recorded_configs_keep_their_digest_and_task_seeds(run_json):
     """A config without seed_key hashes and seeds as before the key existed; a record made
