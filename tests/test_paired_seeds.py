@@ -124,3 +124,15 @@ def test_recorded_configs_keep_their_digest_and_task_seeds(run_json):
         pytest.skip("the config has changed since its record (re-record pending)")
     assert set(meta["task_seeds"]) <= set(now)
     assert {k: now[k] for k in meta["task_seeds"]} == meta["task_seeds"]
+
+
+@pytest.mark.parametrize("reading", sorted(ROOT.glob("results/reading-*/run.json")),
+                         ids=lambda p: p.parent.name)
+def test_a_reading_draws_the_seeds_of_its_record_twins(reading):
+    """A reading run beside table 003's corrected record (docs/decisions 0312, 0313) is paired
+    with it: every task derives the seeds of the record's task of the same id."""
+    twin = ROOT / "results" / "table-003-full" / "table_003_corrected" / "run.json"
+    ours = json.loads(reading.read_text())["task_seeds"]
+    theirs = json.loads(twin.read_text())["task_seeds"]
+    assert ours and set(ours) <= set(theirs)
+    assert {k: theirs[k] for k in ours} == ours
