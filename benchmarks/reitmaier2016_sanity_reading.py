@@ -16,6 +16,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import tempfile
 import time
@@ -25,12 +26,11 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from sklearn.impute import SimpleImputer  # noqa: E402
 from sklearn.model_selection import StratifiedKFold  # noqa: E402
 from sklearn.preprocessing import StandardScaler  # noqa: E402
 
-from alprbf.datasets import DATASETS  # noqa: E402
 from alprbf.engine.config import load_config  # noqa: E402
+from alprbf.engine.runner import load_datasets  # noqa: E402
 from tests.test_model_sanity import (  # noqa: E402
     FOLDS,
     MARGINS,
@@ -44,20 +44,21 @@ from tests.test_model_sanity import (  # noqa: E402
 )
 
 
-def data_and_folds(spec):
+def data_and_folds(config, spec):
     """The suite's data and folds for a config's data set: as the suite loads it when the
-    config gives it no parameters; otherwise loaded with them (e.g. pima's ``zeros_missing``),
-    missing values replaced by each training part's mean, then the suite's folds and z-score."""
+    config gives it no parameters; otherwise loaded and preprocessed as the config's runs are
+    (:func:`alprbf.engine.runner.load_datasets`: e.g. pima's ``zeros_missing`` and its
+    missing-value policy, with the run's seed), then the suite's folds and z-score."""
     if not spec.params:
         return dataset(spec.name), folds(spec.name)
-    ds = DATASETS[spec.name](**spec.params).load_files(allow_download=False, progress=False)
+    ds = load_datasets(dataclasses.replace(config, datasets=(spec,)))[spec.label]
     X, y = ds.X.astype(np.float64), ds.y.astype(np.int64)
     out = []
     for train, test in StratifiedKFold(FOLDS, shuffle=True, random_state=SEED).split(X, y):
-        impute = SimpleImputer().fit(X[train])
-        scaler = StandardScaler().fit(impute.transform(X[train]))
-        out.append((scaler.transform(impute.transform(X[train])), y[train],
-                    scaler.transform(impute.transform(X[test])), test))
+        transform = spec.preprocessing.fit_fold(X[train], ds.categorical)
+        scaler = StandardScaler().fit(transform(X[train]))
+        out.append((scaler.transform(transform(X[train])), y[train],
+                    scaler.transform(transform(X[test])), test))
     return (X, y), out
 
 
@@ -75,7 +76,7 @@ def main() -> None:
     cache = Path(tempfile.mkdtemp(prefix="sanity-reading-"))
     for name in args.datasets:
         spec = next(d for d in config.datasets if d.label == name)
-        (X, y), parts = data_and_folds(spec)
+        (X, y), parts = data_and_folds(config, spec)
         K = int(y.max()) + 1
         ref = None
         if not args.no_reference and not spec.params:

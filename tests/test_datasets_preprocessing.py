@@ -91,6 +91,37 @@ def test_missing_policies():
     np.testing.assert_array_equal(imp.X[~np.isnan(ds.X)], ds.X[~np.isnan(ds.X)])
 
 
+def test_missing_draw_spreads_imputed_values_by_their_conditional_distribution():
+    """``missing: draw`` (decision 0314): every observed value kept, a missing numeric value
+    drawn given the row's other columns (so it follows a correlated column, unlike a single
+    fill value), within the observed range, categorical codes filled with the mode, and the
+    same seed gives the same data."""
+    rng = np.random.default_rng(3)
+    n = 400
+    x0 = rng.normal(0, 1, n)
+    X = np.column_stack([x0, 2 * x0 + rng.normal(0, 0.1, n), rng.integers(0, 3, n)]).astype(float)
+    missing = rng.random(n) < 0.3
+    X[missing, 1] = np.nan
+    X[[5, 9], 2] = np.nan
+    ds = make_dataset("toy", X, rng.integers(0, 2, n), categorical=np.array([False, False, True]))
+    pre = Preprocessing(missing="draw", standardize="none")
+    out = pre.apply_global(ds, np.random.SeedSequence(11)).X
+    assert not np.isnan(out).any()
+    np.testing.assert_array_equal(out[~np.isnan(X)], X[~np.isnan(X)])
+    drawn = out[missing, 1]
+    assert len(np.unique(drawn)) == missing.sum()          # no point mass
+    assert np.corrcoef(drawn, x0[missing])[0, 1] > 0.95    # conditional on column 0
+    assert np.nanmin(X[:, 1]) <= drawn.min() and drawn.max() <= np.nanmax(X[:, 1])
+    vals, counts = np.unique(X[~np.isnan(X[:, 2]), 2], return_counts=True)
+    assert out[5, 2] == out[9, 2] == vals[np.argmax(counts)]
+    np.testing.assert_array_equal(out, pre.apply_global(ds, np.random.SeedSequence(11)).X)
+    assert not np.array_equal(out, pre.apply_global(ds, np.random.SeedSequence(12)).X)
+    with pytest.raises(ValueError, match="needs a seed"):
+        pre.apply_global(ds)
+    with pytest.raises(ValueError, match="not per_fold"):
+        Preprocessing(missing="draw", standardize="per_fold")
+
+
 def test_per_fold_imputation_uses_training_rows_only():
     ds = mixed(40, with_nan=True)
     pre = Preprocessing(standardize="per_fold")

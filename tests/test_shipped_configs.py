@@ -2,6 +2,7 @@
 with unique task ids (a typo in a model parameter or a scale fails here, not hours into a run).
 Data sets are not loaded: that needs the mirror."""
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -94,3 +95,15 @@ def test_reading_0313_is_the_0312_config_on_pima_with_zeros_missing():
     assert pima.params == {**twin.params, "zeros_missing": True}
     assert (pima.name, pima.label, pima.preprocessing) == \
         (twin.name, twin.label, twin.preprocessing)
+
+
+def test_reading_0314_is_the_0313_config_with_missing_values_drawn():
+    """Decision 0314 changes only how pima's missing values are filled (drawn, not one median
+    per column): everything else equals decision 0313's config."""
+    base = load_config(CONFIGS / "experiments" / "reitmaier2016_0313_pima_zeros.yaml")
+    reading = load_config(CONFIGS / "experiments" / "reitmaier2016_0314_pima_draws.yaml")
+    assert (reading.methods, reading.protocol) == (base.methods, base.protocol)
+    (pima,), (twin,) = reading.datasets, base.datasets
+    assert (pima.name, pima.label, pima.params) == (twin.name, twin.label, twin.params)
+    assert twin.preprocessing.missing == "impute"
+    assert pima.preprocessing == dataclasses.replace(twin.preprocessing, missing="draw")

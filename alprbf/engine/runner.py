@@ -168,7 +168,8 @@ def load_datasets(cfg: Config) -> dict[str, Dataset]:
             check_data(spec.label, ds)
         ds = subsample(ds, cfg.protocol_for(spec).max_rows,
                        derive_seed(root, "subsample", spec.label))
-        out[spec.label] = spec.preprocessing.apply_global(ds)
+        out[spec.label] = spec.preprocessing.apply_global(ds, derive_seed(root, "impute",
+                                                                          spec.label))
     return out
 
 
