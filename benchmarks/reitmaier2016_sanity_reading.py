@@ -7,6 +7,9 @@ prints the pooled out-of-fold accuracy (%) of the config's SVMs, per fold and po
 the suite's reference (the tuned RBF SVC), and whether every class the suite demands is
 predicted.  Cost: one fit per fold and kernel with every pool row labeled (satimage: minutes).
 
+``--no-refine`` and ``--starts`` change the config's kernels for a diagnostic (docs/sanity.md:
+the refinement and J = 1), never for a reading.
+
 Usage::
 
     ALPRBF_DATA_MIRROR=... python benchmarks/reitmaier2016_sanity_reading.py \
@@ -70,9 +73,18 @@ def main() -> None:
     ap.add_argument("--datasets", nargs="+", required=True)
     ap.add_argument("--no-reference", action="store_true",
                     help="skip the tuned RBF SVC (its figures are in docs/sanity.md)")
+    ap.add_argument("--no-refine", action="store_true",
+                    help="diagnostic: the kernels without the refinement (refine: false)")
+    ap.add_argument("--starts", nargs="+", type=int,
+                    help="diagnostic: M0's VI starts (density initial_components), e.g. 1")
     args = ap.parse_args()
     config = load_config(args.config)
-    params = {m.label: m.params for m, _ in config.methods if m.name == "kernel_svm"}
+    params = {m.label: dict(m.params) for m, _ in config.methods if m.name == "kernel_svm"}
+    for p in params.values():
+        if args.no_refine:
+            p["refine"] = False
+        if args.starts:
+            p["density"] = {**p.get("density", {}), "initial_components": args.starts}
     cache = Path(tempfile.mkdtemp(prefix="sanity-reading-"))
     for name in args.datasets:
         spec = next(d for d in config.datasets if d.label == name)
