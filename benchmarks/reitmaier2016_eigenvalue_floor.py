@@ -20,6 +20,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -51,11 +52,19 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], add_help=False)
     ap.add_argument("--floor", type=float, required=True)
     args, rest = ap.parse_known_args()
+    calls = []
+
+    def floored_fit(*a, _fit, **k):
+        calls.append(1)
+        return floored(_fit(*a, **k), args.floor)
+
     for module in (svm, refinement):     # the two callers of fit_density inside the SVM
-        fit = module.fit_density
-        module.fit_density = lambda *a, _fit=fit, **k: floored(_fit(*a, **k), args.floor)
+        module.fit_density = functools.partial(floored_fit, _fit=module.fit_density)
     sys.argv = [sys.argv[0], *rest]
     sanity.main()
+    if not calls:   # the SVM no longer reaches its density models through these names
+        sys.exit("the floor was never applied: no fit_density call went through the patch")
+    print(f"{len(calls)} density fits floored at {args.floor}")
 
 
 if __name__ == "__main__":

@@ -86,11 +86,9 @@ def draw_missing(X: np.ndarray, categorical: np.ndarray,
     if not np.isnan(X[:, num]).any():
         return X
     Xn = X[:, num]
-    observed = ~np.isnan(Xn)
-    low = np.array([c[o].min() if o.any() else 0.0 for c, o in zip(Xn.T, observed.T,
-                                                                     strict=True)])
-    high = np.array([c[o].max() if o.any() else 0.0 for c, o in zip(Xn.T, observed.T,
-                                                                      strict=True)])
+    # the observed range per column (fmin / fmax skip NaN; an all-missing column: 0)
+    low = np.nan_to_num(np.fmin.reduce(Xn, axis=0), nan=0.0)
+    high = np.nan_to_num(np.fmax.reduce(Xn, axis=0), nan=0.0)
     imputer = IterativeImputer(sample_posterior=True, min_value=low, max_value=high,
                                keep_empty_features=True,
                                random_state=int(seed.generate_state(1)[0]))
